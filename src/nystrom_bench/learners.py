@@ -1,0 +1,223 @@
+"""Learners: scikit-learn-compatible estimators on top of kernel operators.
+
+``KRR`` -- kernel ridge regression, exact or Nystrom in three integrations:
+
+``mode="gsa"``
+    train with K~ (Woodbury solve of ``(K~ + alpha I) a = y``), predict with the
+    exact kernel ``K(X_new, X) a``.
+``mode="lla"``
+    ridge regression on the Nystrom features ``F = V``:
+    ``(F^T F + alpha I) w = F^T y``, predict ``phi(X_new) w``.
+``mode="ncr"``
+    Rudi et al.'s Nystrom computational regularisation:
+    ``beta = (K_nm^T K_nm + alpha K_mm)^+ K_nm^T y``, predict ``K(X_new, Z) beta``.
+
+For KRR, NCR and LLA give the same predictor whenever ``K_mm`` has full rank
+(substitute ``F = K_nm U L^{-1/2}``); the tests check that identity.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import approx, kernels, sampling
+from .seeding import check_random_state
+
+__all__ = ["KRR"]
+
+
+def _kernel_from_params(est):
+    name = est.kernel
+    if name in ("gaussian", "rbf", "laplacian"):
+        return kernels.make(name, gamma=est.gamma)
+    if name == "polynomial":
+        return kernels.make(name, gamma=est.gamma, degree=est.degree, coef0=est.coef0)
+    if name == "epanechnikov":
+        return kernels.make(name, sigma=est.sigma)
+    return kernels.make(name)
+
+
+def _psd_solve(A, b):
+    """Solve a symmetric PSD system; Cholesky, falling back to least squares if singular."""
+    try:
+        return linalg.cho_solve(linalg.cho_factor(A, lower=True, check_finite=False), b, check_finite=False)
+    except linalg.LinAlgError:
+        return linalg.lstsq(A, b, cond=approx.RCOND, check_finite=False)[0]
+
+
+class KRR(RegressorMixin, BaseEstimator):
+    """Kernel ridge regression, exact or with a Nystrom approximation.
+
+    Parameters
+    ----------
+    kernel : {"gaussian", "rbf", "laplacian", "polynomial", "linear", "epanechnikov"}
+    gamma : float, default=1.0
+        Width of gaussian/laplacian, scale of polynomial.
+    degree, coef0 : polynomial kernel parameters.
+    sigma : float, default=1.0
+        Width of the epanechnikov kernel.
+    alpha : float, default=1e-3
+        Ridge parameter, as scikit-learn's ``KernelRidge``: the exact fit solves
+        ``(K + alpha I) a = y`` (no intercept).
+    approximation : {"exact", "nystrom"}
+        ``"exact"`` ignores every landmark parameter below.
+    n_landmarks : int, default=200
+        Number of landmarks (capped at n_samples).
+    sampler : str, default="uniform"
+        Any name of :func:`nystrom_bench.sampling.available`.
+    mode : {"gsa", "lla", "ncr"}
+    landmarks : array-like, default=None
+        Explicit landmark indices into X, or ``(c, d)`` points; overrides ``sampler``.
+    rank : int, default=None
+        Rank-k truncation of the Nystrom approximation (``None``: all of W's rank).
+    random_state : int, Generator or None
+
+    Attributes
+    ----------
+    operator_ : KernelOperator
+        The fitted kernel operator (``None`` in ``"ncr"`` mode).
+    landmarks_ : ndarray of shape (c, d)
+        The landmark points (Nystrom only).
+    component_indices_ : ndarray of shape (c,) or None
+        Indices of the landmarks in X when they are rows of X.
+    dual_coef_ / coef_ : fitted coefficients.
+    fit_time_ : float
+        Seconds spent in ``fit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_bench.learners import KRR
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(300, 1)); y = np.sin(X[:, 0])
+    >>> model = KRR(gamma=0.5, alpha=1e-3, n_landmarks=30, random_state=0).fit(X, y)
+    >>> float(np.abs(model.predict(X) - y).max()) < 0.05
+    True
+    """
+
+    _parameter_constraints = {
+        "kernel": [StrOptions({"gaussian", "rbf", "laplacian", "polynomial", "linear", "epanechnikov"})],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither")],
+        "degree": [Interval(numbers.Integral, 1, None, closed="left")],
+        "coef0": [numbers.Real],
+        "sigma": [Interval(numbers.Real, 0, None, closed="neither")],
+        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
+        "approximation": [StrOptions({"exact", "nystrom"})],
+        "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left")],
+        "sampler": [str],
+        "mode": [StrOptions({"gsa", "lla", "ncr"})],
+        "landmarks": ["array-like", None],
+        "rank": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def __init__(
+        self,
+        kernel="gaussian",
+        gamma=1.0,
+        degree=3,
+        coef0=1.0,
+        sigma=1.0,
+        alpha=1e-3,
+        approximation="nystrom",
+        n_landmarks=200,
+        sampler="uniform",
+        mode="gsa",
+        landmarks=None,
+        rank=None,
+        random_state=None,
+    ):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.sigma = sigma
+        self.alpha = alpha
+        self.approximation = approximation
+        self.n_landmarks = n_landmarks
+        self.sampler = sampler
+        self.mode = mode
+        self.landmarks = landmarks
+        self.rank = rank
+        self.random_state = random_state
+
+    def _choose_landmarks(self, X, kern):
+        if self.landmarks is not None:
+            L = np.asarray(self.landmarks)
+            if L.ndim == 1:
+                if not np.issubdtype(L.dtype, np.integer):
+                    raise ValueError("landmarks: 1-D landmarks must be integer indices into X")
+                if L.size == 0 or L.min() < 0 or L.max() >= len(X):
+                    raise ValueError(f"landmarks: indices must lie in [0, {len(X)})")
+                return X[L], L
+            L = np.asarray(L, dtype=np.float64)
+            if L.ndim != 2 or L.shape[1] != X.shape[1]:
+                raise ValueError(f"landmarks: points must have shape (c, {X.shape[1]})")
+            return L, None
+        c = min(self.n_landmarks, len(X))
+        sel = sampling.sample(self.sampler, X, kern, c=c, seed=check_random_state(self.random_state))
+        if sel.ndim == 1:
+            return X[sel], sel
+        return sel, None
+
+    def fit(self, X, y):
+        """Fit on X of shape (n, d) and targets y of shape (n,) or (n, t)."""
+        self._validate_params()
+        X, y = validate_data(self, X, y, y_numeric=True, multi_output=True, dtype=np.float64)
+        t0 = time.perf_counter()
+        kern = _kernel_from_params(self)
+        self.kernel_ = kern
+        self.component_indices_ = None
+        if self.approximation == "exact":
+            self.operator_ = approx.build("exact", X, kern)
+            if self.alpha == 0:
+                self.dual_coef_ = linalg.lstsq(self.operator_.K, y, check_finite=False)[0]
+            else:
+                self.dual_coef_ = self.operator_.solve(self.alpha, y)
+            self.X_fit_ = X
+        else:
+            Z, idx = self._choose_landmarks(X, kern)
+            self.landmarks_, self.component_indices_ = Z, idx
+            if self.mode == "ncr":
+                self.operator_ = None
+                C = kern(X, Z)
+                A = C.T @ C
+                if self.alpha > 0:
+                    A += self.alpha * kern(Z)
+                self.coef_ = _psd_solve(A, C.T @ y)
+            else:
+                self.operator_ = approx.build("nystrom", X, kern, landmarks=Z, rank=self.rank)
+                if self.mode == "gsa":
+                    if self.alpha <= 0:
+                        raise ValueError("KRR(mode='gsa') needs alpha > 0: K~ is low-rank")
+                    self.dual_coef_ = self.operator_.solve(self.alpha, y)
+                    self.X_fit_ = X
+                else:  # lla
+                    F = self.operator_.factor()
+                    A = self.operator_.VtV.copy()
+                    A.flat[:: A.shape[0] + 1] += self.alpha
+                    self.coef_ = _psd_solve(A, F.T @ y)
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+    def predict(self, X):
+        """Predictions for X of shape (n_new, d)."""
+        check_is_fitted(self, "kernel_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        if self.approximation == "exact" or self.mode == "gsa":
+            return self.kernel_.mmv(X, self.X_fit_, self.dual_coef_)
+        if self.mode == "lla":
+            return self.operator_.features(X) @ self.coef_
+        return self.kernel_(X, self.landmarks_) @ self.coef_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags

@@ -1,0 +1,285 @@
+"""Figures (seaborn/matplotlib), tables and PDF assembly (fpdf2, searchable text).
+
+Each study gets ``reports/<study>.pdf``: set-up, provenance (date, git commit,
+package versions, hardware, config hash), a table of mean +- sd per data set
+and method, the paired tests against the reference method, and one figure per
+metric.  ``reports/summary.pdf`` gathers the headline result of every study.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import provenance
+
+__all__ = ["metric_figure", "study_pdf", "summary_pdf", "mean_sd_table", "describe_tests"]
+
+
+def _replace_into(path, write):
+    """Call ``write(tmp_path)`` then rename onto ``path`` (no half-written output)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# -- figures --------------------------------------------------------------------------------------
+def metric_figure(results_csv, info, metric, out_png):
+    """Box plot of ``metric``: one panel per data set, one box per method, points = seeds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    df = pd.read_csv(results_csv)
+    label, _lower = info["metrics"][metric]
+    datasets = sorted(df["dataset"].unique())
+    ncol = min(4, len(datasets))
+    nrow = int(np.ceil(len(datasets) / ncol))
+    sns.set_theme(style="whitegrid", context="paper")
+    fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 2.9 * nrow), squeeze=False)
+    order = list(dict.fromkeys(df["method"]))
+    kernels_ = sorted(df["kernel"].unique())
+    for ax, ds in zip(axes.flat, datasets, strict=False):
+        sub = df[df["dataset"] == ds]
+        hue = "kernel" if len(kernels_) > 1 else None
+        sns.boxplot(data=sub, x="method", y=metric, hue=hue, order=order, ax=ax, fliersize=0,
+                    color="#a6c8e0" if hue is None else None)
+        sns.stripplot(data=sub, x="method", y=metric, hue=hue, order=order, ax=ax, dodge=hue is not None,
+                      size=3, color="#1b3a57" if hue is None else None, legend=False)
+        ax.set_title(ds)
+        ax.set_xlabel("")
+        ax.set_ylabel(label)
+        ax.tick_params(axis="x", rotation=30)
+        if "time" in metric and sub[metric].min() > 0 and sub[metric].max() / sub[metric].min() > 20:
+            ax.set_yscale("log")
+    for ax in list(axes.flat)[len(datasets):]:
+        ax.set_visible(False)
+    fig.suptitle(f"{info['title']}: {label}", fontsize=10)
+    fig.tight_layout()
+    _replace_into(out_png, lambda tmp: fig.savefig(tmp, dpi=150, format="png"))
+    plt.close(fig)
+
+
+# -- tables ---------------------------------------------------------------------------------------
+def mean_sd_table(df, metric, fmt="{:.4g}"):
+    """Rows = dataset (x kernel), columns = method, cells = 'mean +- sd (n)' over seeds."""
+    rows_key = ["dataset"] if df["kernel"].nunique() == 1 else ["dataset", "kernel"]
+    g = df.groupby(rows_key + ["method"])[metric].agg(["mean", "std", "count"]).reset_index()
+    methods = list(dict.fromkeys(df["method"]))
+    table = []
+    for key, sub in g.groupby(rows_key, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        row = {"/".join(rows_key): "/".join(map(str, key))}
+        for m in methods:
+            r = sub[sub["method"] == m]
+            if len(r):
+                r = r.iloc[0]
+                sd = 0.0 if pd.isna(r["std"]) else r["std"]
+                row[m] = f"{fmt.format(r['mean'])} +- {fmt.format(sd)}"
+            else:
+                row[m] = "n/a"
+        table.append(row)
+    return pd.DataFrame(table)
+
+
+def _fmt_p(p):
+    if p is None or (isinstance(p, float) and np.isnan(p)):
+        return "n/a"
+    return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def describe_tests(paired, info, metric):
+    """Plain sentences stating each paired comparison's outcome on ``metric``."""
+    label, lower = info["metrics"][metric]
+    out = []
+    for _, r in paired[paired["metric"] == metric].iterrows():
+        better = "lower" if lower else "higher"
+        p = r.get("wilcoxon_p_holm", r["wilcoxon_p"])
+        verdict = "significant at 5% (Holm)" if (not pd.isna(p) and p < 0.05) else "not significant at 5% (Holm)"
+        out.append(
+            f"{r['method']} vs {r['reference']} on {label.lower()}: {r['method']} is {better} (better) in "
+            f"{int(r['wins'])} and worse in {int(r['losses'])} of {int(r['n_pairs'])} paired runs; "
+            f"median difference {r['median_diff']:.3g}; Wilcoxon signed-rank p = {_fmt_p(r['wilcoxon_p'])}, "
+            f"Holm-adjusted p = {_fmt_p(p)} ({verdict})."
+        )
+    return out
+
+
+# -- PDF assembly ---------------------------------------------------------------------------------
+def _latin1(text):
+    text = str(text).replace("\u2014", "-").replace("\u2013", "-").replace("\u00b1", "+-")
+    return text.encode("latin-1", "replace").decode("latin-1")
+
+
+class _PDF:
+    """A thin layer over fpdf2 with headings, paragraphs, tables and images."""
+
+    def __init__(self, title):
+        from fpdf import FPDF
+
+        self.pdf = FPDF(orientation="P", unit="mm", format="A4")
+        self.pdf.set_auto_page_break(auto=True, margin=15)
+        self.pdf.set_title(_latin1(title))
+        self.pdf.set_author("nystrom-bench")
+        self.pdf.add_page()
+        self.width = self.pdf.w - self.pdf.l_margin - self.pdf.r_margin
+
+    def title(self, text):
+        self.pdf.set_font("Helvetica", "B", 16)
+        self.pdf.multi_cell(self.width, 8, _latin1(text), new_x="LMARGIN", new_y="NEXT")
+        self.pdf.ln(2)
+
+    def heading(self, text):
+        self.pdf.ln(3)
+        self.pdf.set_font("Helvetica", "B", 12)
+        self.pdf.multi_cell(self.width, 6, _latin1(text), new_x="LMARGIN", new_y="NEXT")
+        self.pdf.ln(1)
+
+    def para(self, text, size=9.5, style=""):
+        self.pdf.set_font("Helvetica", style, size)
+        self.pdf.multi_cell(self.width, 4.6, _latin1(text), new_x="LMARGIN", new_y="NEXT")
+        self.pdf.ln(1)
+
+    def table(self, df, size=8, col_widths=None):
+        if df is None or len(df) == 0:
+            self.para("(no rows)")
+            return
+        self.pdf.set_font("Helvetica", "", size)
+        with self.pdf.table(col_widths=col_widths, text_align="LEFT", line_height=4.2,
+                            first_row_as_headings=True) as t:
+            t.row([_latin1(c) for c in df.columns])
+            for _, r in df.iterrows():
+                t.row([_latin1(v) for v in r.tolist()])
+        self.pdf.ln(2)
+
+    def image(self, path, caption=None):
+        from PIL import Image
+
+        with Image.open(path) as im:
+            w, h = im.size
+        height = self.width * h / w
+        if self.pdf.get_y() + height > self.pdf.h - self.pdf.b_margin:
+            self.pdf.add_page()
+        self.pdf.image(str(path), w=self.width)
+        if caption:
+            self.para(caption, size=8, style="I")
+
+    def provenance(self, extra=None):
+        p = provenance.summary()
+        vers = ", ".join(f"{k[len('version_'):]} {v}" for k, v in p.items() if k.startswith("version_"))
+        lines = [f"Generated {p['date']} from git commit {p['git_commit']}.", f"Hardware: {p['hardware']}.",
+                 f"Versions: {vers}."]
+        if extra:
+            lines.append(extra)
+        self.para(" ".join(lines), size=8)
+
+    def save(self, out_pdf):
+        _replace_into(out_pdf, lambda tmp: self.pdf.output(tmp))
+
+
+def _setup_tables(df):
+    params = df.drop_duplicates("dataset").set_index("dataset")["params"].map(json.loads)
+    ds = pd.DataFrame(
+        [{"data set": d, "n train": p.get("n_train", "?"), "n test": p.get("n_test", "?"),
+          "features": p.get("n_features", "?")} for d, p in params.items()]
+    )
+    return ds
+
+
+def _paired_table(paired):
+    if paired is None or len(paired) == 0:
+        return pd.DataFrame()
+    t = paired[["metric", "method", "reference", "n_pairs", "wins", "losses", "median_diff",
+                "wilcoxon_p", "wilcoxon_p_holm", "ttest_p"]].copy()
+    t["median_diff"] = t["median_diff"].map(lambda v: f"{v:.3g}")
+    for c in ("wilcoxon_p", "wilcoxon_p_holm", "ttest_p"):
+        t[c] = t[c].map(_fmt_p)
+    return t.rename(columns={"n_pairs": "pairs", "median_diff": "median diff", "wilcoxon_p": "Wilcoxon p",
+                             "wilcoxon_p_holm": "Holm p", "ttest_p": "paired t p"})
+
+
+def _read_optional(path):
+    try:
+        return pd.read_csv(path)
+    except (pd.errors.EmptyDataError, FileNotFoundError):
+        return pd.DataFrame()
+
+
+def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf):
+    """Assemble ``reports/<study>.pdf``."""
+    df = pd.read_csv(results_csv)
+    paired = _read_optional(paired_csv)
+    fried = _read_optional(friedman_csv)
+    cfg = info["config"]
+    doc = _PDF(info["title"])
+    doc.title(info["title"])
+    doc.provenance(f"Study '{info['study']}' (kind '{info['kind']}'), config hash {info['config_hash']}.")
+    doc.heading("1. Set-up")
+    doc.para(info["description"])
+    doc.para(
+        f"{len(df)} results: {df['dataset'].nunique()} data sets x {df['method'].nunique()} methods x "
+        f"{df['kernel'].nunique()} kernel(s) x {df['seed'].nunique()} seeds. Features scaled with "
+        f"'{cfg.get('scaling', 'standardize')}' fitted on the training part. Study parameters: "
+        f"{json.dumps(cfg.get('params', {}))}. Each (data set, seed) is one paired block."
+    )
+    doc.table(_setup_tables(df))
+    methods = pd.DataFrame([{"method": m, "settings": json.dumps(c)} for m, c in cfg["methods"].items()])
+    kernels_ = pd.DataFrame([{"kernel": k, "settings": json.dumps(c)} for k, c in cfg["kernels"].items()])
+    doc.table(methods, col_widths=(30, 130))
+    doc.table(kernels_, col_widths=(30, 130))
+    doc.heading("2. Results (mean +- sd over seeds)")
+    for metric, (label, lower) in info["metrics"].items():
+        doc.para(f"{label} ({'lower' if lower else 'higher'} is better)", style="B")
+        doc.table(mean_sd_table(df, metric))
+    doc.heading(f"3. Paired tests against '{info.get('reference')}'")
+    doc.para(
+        "Wilcoxon signed-rank test (two-sided) and paired t-test over the paired blocks; Holm's "
+        "correction over the methods compared. 'wins' counts blocks where the method beats the reference."
+    )
+    doc.table(_paired_table(paired), size=7)
+    if len(paired):
+        for line in describe_tests(paired, info, info["primary_metric"]):
+            doc.para(line)
+    for _, r in fried.iterrows():
+        doc.para(f"Friedman test on {r['metric']}: chi2 = {r['statistic']:.3g}, p = {_fmt_p(r['p'])} over "
+                 f"{r['n_blocks']} blocks; mean ranks (1 = best): {r['mean_ranks']}.")
+    doc.heading("4. Figures")
+    for fig in figures:
+        metric = Path(fig).stem
+        label = info["metrics"].get(metric, [metric])[0]
+        doc.image(fig, caption=f"{label}: one panel per data set, one box per method; dots are seeds.")
+    doc.save(out_pdf)
+
+
+def summary_pdf(results_csvs, paired_csvs, infos, title, out_pdf):
+    """Assemble ``reports/summary.pdf`` over every study."""
+    doc = _PDF(f"{title}: summary")
+    doc.title(f"{title}: summary of all studies")
+    doc.provenance()
+    for i, (res, pair, info) in enumerate(zip(results_csvs, paired_csvs, infos, strict=True), 1):
+        df = pd.read_csv(res)
+        paired = _read_optional(pair)
+        doc.heading(f"{i}. {info['title']} (reports/{info['study']}.pdf)")
+        doc.para(info["description"])
+        metric = info["primary_metric"]
+        label, _ = info["metrics"][metric]
+        doc.para(f"{label}, mean +- sd over seeds:", style="B")
+        doc.table(mean_sd_table(df, metric))
+        if len(paired):
+            for line in describe_tests(paired, info, metric):
+                doc.para(line)
+    doc.save(out_pdf)

@@ -1,0 +1,37 @@
+# Stage 4: gather a study's result files (never MLflow) into one tidy table.
+rule aggregate:
+    input:
+        run_files,
+    output:
+        "results/{study}/results.csv",
+    log:
+        "results/logs/aggregate/{study}.log",
+    benchmark:
+        "results/benchmarks/aggregate/{study}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/aggregate.py"
+
+
+# Stage 5: paired tests (Wilcoxon signed-rank, paired t, Holm) and the Friedman test.
+rule stats:
+    input:
+        "results/{study}/results.csv",
+    output:
+        paired="results/{study}/stats.csv",
+        friedman="results/{study}/friedman.csv",
+    params:
+        info=study_report_params,
+    log:
+        "results/logs/stats/{study}.log",
+    benchmark:
+        "results/benchmarks/stats/{study}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/stats.py"

@@ -1,0 +1,59 @@
+# Config checks (beyond the schema) and input functions shared by the rule files.
+from snakemake.exceptions import WorkflowError
+
+from nystrom_bench import studies as _studies
+from nystrom_bench.config import ConfigError, all_seeds, check, datasets_of
+from nystrom_bench.provenance import config_hash
+from nystrom_bench.tracking import resolve_tracking_uri
+
+try:
+    STUDIES = check(config)
+except ConfigError as exc:
+    raise WorkflowError(f"invalid config: {exc}") from None
+
+TRACKING_URI = resolve_tracking_uri(config.get("mlflow", {}).get("tracking_uri"), workflow.basedir)
+
+
+wildcard_constraints:
+    study="|".join(STUDIES),
+    dataset="[A-Za-z0-9_\\-]+",
+
+
+def study_kind(study):
+    return _studies.get(STUDIES[study].get("kind", study))
+
+
+def study_metrics(study):
+    return list(study_kind(study).metrics)
+
+
+def study_resource(key, default):
+    return lambda wildcards: STUDIES[wildcards.study].get(key, default)
+
+
+def run_files(wildcards):
+    return expand("results/{study}/runs/{dataset}.csv", study=wildcards.study, dataset=STUDIES[wildcards.study]["datasets"])
+
+
+def figure_files(wildcards):
+    return expand("results/{study}/figures/{metric}.png", study=wildcards.study, metric=study_metrics(wildcards.study))
+
+
+def study_report_params(wildcards):
+    kind = study_kind(wildcards.study)
+    block = STUDIES[wildcards.study]
+    return {
+        "study": wildcards.study,
+        "kind": kind.name,
+        "title": block.get("title", kind.title),
+        "description": kind.description,
+        "metrics": {m: list(v) for m, v in kind.metrics.items()},
+        "primary_metric": kind.primary_metric,
+        "reference": block.get("reference", kind.reference_method),
+        "config": block,
+        "config_hash": config_hash(block),
+    }
+
+
+def all_reports():
+    return expand("reports/{study}.pdf", study=STUDIES) + ["reports/summary.pdf"]

@@ -1,0 +1,34 @@
+# Stage 1: obtain each data set from its source (embedded, synthetic or download) as .npz.
+rule obtain:
+    output:
+        "resources/data/{dataset}.npz",
+    log:
+        "results/logs/obtain/{dataset}.log",
+    benchmark:
+        "results/benchmarks/obtain/{dataset}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../scripts/obtain.py"
+
+
+# Stage 2: deterministic train/test splits for every seed that any study uses.
+rule split:
+    input:
+        "resources/data/{dataset}.npz",
+    output:
+        "results/splits/{dataset}.npz",
+    params:
+        seeds=lambda wildcards: all_seeds(config, wildcards.dataset),
+    log:
+        "results/logs/split/{dataset}.log",
+    benchmark:
+        "results/benchmarks/split/{dataset}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/split.py"

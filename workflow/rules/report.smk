@@ -1,0 +1,69 @@
+# Stage 6: one figure per metric of each study.
+rule figures:
+    input:
+        "results/{study}/results.csv",
+    output:
+        report(
+            "results/{study}/figures/{metric}.png",
+            caption="../report/figure.rst",
+            category="{study}",
+            labels={"study": "{study}", "metric": "{metric}"},
+        ),
+    params:
+        info=study_report_params,
+    log:
+        "results/logs/figures/{study}/{metric}.log",
+    benchmark:
+        "results/benchmarks/figures/{study}/{metric}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/figures.py"
+
+
+# Stage 7: the study's PDF report (tables, tests, figures, provenance).
+rule report:
+    input:
+        results="results/{study}/results.csv",
+        paired="results/{study}/stats.csv",
+        friedman="results/{study}/friedman.csv",
+        figures=figure_files,
+    output:
+        "reports/{study}.pdf",
+    params:
+        info=study_report_params,
+    log:
+        "results/logs/report/{study}.log",
+    benchmark:
+        "results/benchmarks/report/{study}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/report.py"
+
+
+# Stage 8: one summary PDF over all studies.
+rule summary:
+    input:
+        reports=expand("reports/{study}.pdf", study=STUDIES),
+        paired=expand("results/{study}/stats.csv", study=STUDIES),
+        results=expand("results/{study}/results.csv", study=STUDIES),
+    output:
+        "reports/summary.pdf",
+    params:
+        infos=lambda wildcards: [study_report_params(type("W", (), {"study": s})) for s in STUDIES],
+        title=config.get("report", {}).get("title", "nystrom-bench"),
+    log:
+        "results/logs/report/summary.log",
+    benchmark:
+        "results/benchmarks/report/summary.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/summary.py"
