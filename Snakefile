@@ -5,7 +5,12 @@ from snakemake.utils import min_version, validate
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The default config is read only when no --configfile/--config is given: Snakemake would
+# otherwise deep-merge a user's config into it, running the default studies as well.
+if not config:
+
+    configfile: "config/config.yaml"
+
 
 
 validate(config, "config/schema.yaml")

@@ -220,4 +220,6 @@ class KRR(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
+        # a low-rank approximation with default width cannot fit arbitrary data well: honest tag
+        tags.regressor_tags.poor_score = self.approximation == "nystrom"
         return tags

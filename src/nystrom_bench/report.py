@@ -18,7 +18,7 @@ import pandas as pd
 
 from . import provenance
 
-__all__ = ["metric_figure", "study_pdf", "summary_pdf", "mean_sd_table", "describe_tests"]
+__all__ = ["metric_figure", "metric_figures", "study_pdf", "summary_pdf", "mean_sd_table", "describe_tests"]
 
 
 def _replace_into(path, write):
@@ -72,6 +72,27 @@ def metric_figure(results_csv, info, metric, out_png):
     fig.tight_layout()
     _replace_into(out_png, lambda tmp: fig.savefig(tmp, dpi=150, format="png"))
     plt.close(fig)
+
+
+def metric_figures(results_csv, info, out_dir):
+    """One figure per metric of the study, ``<out_dir>/<metric>.png``; returns the paths.
+
+    The directory is filled under a temporary name and renamed at the end.
+    """
+    import shutil
+
+    out_dir = Path(out_dir)
+    tmp = Path(tempfile.mkdtemp(prefix=out_dir.name + ".", dir=out_dir.parent))
+    try:
+        for metric in info["metrics"]:
+            metric_figure(results_csv, info, metric, tmp / f"{metric}.png")
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        os.replace(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return [out_dir / f"{m}.png" for m in info["metrics"]]
 
 
 # -- tables ---------------------------------------------------------------------------------------
@@ -220,7 +241,7 @@ def _read_optional(path):
 
 
 def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf):
-    """Assemble ``reports/<study>.pdf``."""
+    """Assemble ``reports/<study>.pdf``; ``figures`` is the directory of :func:`metric_figures`."""
     df = pd.read_csv(results_csv)
     paired = _read_optional(paired_csv)
     fried = _read_optional(friedman_csv)
@@ -258,10 +279,8 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf):
         doc.para(f"Friedman test on {r['metric']}: chi2 = {r['statistic']:.3g}, p = {_fmt_p(r['p'])} over "
                  f"{r['n_blocks']} blocks; mean ranks (1 = best): {r['mean_ranks']}.")
     doc.heading("4. Figures")
-    for fig in figures:
-        metric = Path(fig).stem
-        label = info["metrics"].get(metric, [metric])[0]
-        doc.image(fig, caption=f"{label}: one panel per data set, one box per method; dots are seeds.")
+    for metric, (label, _) in info["metrics"].items():
+        doc.image(Path(figures) / f"{metric}.png", caption=f"{label}: one panel per data set, one box per method; dots are seeds.")
     doc.save(out_pdf)
 
 

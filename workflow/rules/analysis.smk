@@ -12,6 +12,8 @@ rule aggregate:
     resources:
         mem_mb=1000,
         runtime=10,
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/aggregate.py"
 
@@ -33,5 +35,7 @@ rule stats:
     resources:
         mem_mb=1000,
         runtime=10,
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/stats.py"

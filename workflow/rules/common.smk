@@ -23,20 +23,12 @@ def study_kind(study):
     return _studies.get(STUDIES[study].get("kind", study))
 
 
-def study_metrics(study):
-    return list(study_kind(study).metrics)
-
-
 def study_resource(key, default):
     return lambda wildcards: STUDIES[wildcards.study].get(key, default)
 
 
 def run_files(wildcards):
     return expand("results/{study}/runs/{dataset}.csv", study=wildcards.study, dataset=STUDIES[wildcards.study]["datasets"])
-
-
-def figure_files(wildcards):
-    return expand("results/{study}/figures/{metric}.png", study=wildcards.study, metric=study_metrics(wildcards.study))
 
 
 def study_report_params(wildcards):

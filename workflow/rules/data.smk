@@ -10,6 +10,8 @@ rule obtain:
     resources:
         mem_mb=2000,
         runtime=30,
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/obtain.py"
 
@@ -30,5 +32,7 @@ rule split:
     resources:
         mem_mb=1000,
         runtime=10,
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/split.py"

@@ -1,10 +1,11 @@
-# Stage 6: one figure per metric of each study.
+# Stage 6: one figure per metric of each study (one job per study: plotting imports are slow).
 rule figures:
     input:
         "results/{study}/results.csv",
     output:
         report(
-            "results/{study}/figures/{metric}.png",
+            directory("results/{study}/figures"),
+            patterns=["{metric}.png"],
             caption="../report/figure.rst",
             category="{study}",
             labels={"study": "{study}", "metric": "{metric}"},
@@ -12,13 +13,15 @@ rule figures:
     params:
         info=study_report_params,
     log:
-        "results/logs/figures/{study}/{metric}.log",
+        "results/logs/figures/{study}.log",
     benchmark:
-        "results/benchmarks/figures/{study}/{metric}.tsv"
+        "results/benchmarks/figures/{study}.tsv"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/figures.py"
 
@@ -29,7 +32,7 @@ rule report:
         results="results/{study}/results.csv",
         paired="results/{study}/stats.csv",
         friedman="results/{study}/friedman.csv",
-        figures=figure_files,
+        figures="results/{study}/figures",
     output:
         "reports/{study}.pdf",
     params:
@@ -42,6 +45,8 @@ rule report:
     resources:
         mem_mb=1000,
         runtime=10,
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/report.py"
 
@@ -65,5 +70,7 @@ rule summary:
     resources:
         mem_mb=1000,
         runtime=10,
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/summary.py"

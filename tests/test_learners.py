@@ -1,0 +1,99 @@
+import numpy as np
+import pytest
+from sklearn.kernel_approximation import Nystroem
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.linear_model import Ridge
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from nystrom_bench import approx, kernels
+from nystrom_bench.learners import KRR
+
+
+@pytest.fixture
+def data(rng):
+    X = rng.uniform(-2, 2, size=(120, 3))
+    y = np.sin(X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.normal(size=120)
+    Xt = rng.uniform(-2, 2, size=(40, 3))
+    return X, y, Xt
+
+
+@parametrize_with_checks([
+    KRR(approximation="exact", alpha=1e-2),
+    KRR(approximation="nystrom", n_landmarks=30, mode="gsa", random_state=0),
+    KRR(approximation="nystrom", n_landmarks=30, mode="lla", random_state=0),
+    KRR(approximation="nystrom", n_landmarks=30, mode="ncr", random_state=0),
+])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_exact_equals_sklearn_kernel_ridge(data):
+    X, y, Xt = data
+    ours = KRR(approximation="exact", gamma=0.4, alpha=0.05).fit(X, y).predict(Xt)
+    ref = KernelRidge(kernel="rbf", gamma=0.4, alpha=0.05).fit(X, y).predict(Xt)
+    np.testing.assert_allclose(ours, ref, rtol=1e-8)
+
+
+def test_lla_equals_sklearn_nystroem_ridge_with_same_landmarks(data):
+    X, y, Xt = data
+    ny = Nystroem(kernel="rbf", gamma=0.4, n_components=30, random_state=1).fit(X)
+    ref = Ridge(alpha=0.05, fit_intercept=False).fit(ny.transform(X), y).predict(ny.transform(Xt))
+    ours = KRR(gamma=0.4, alpha=0.05, mode="lla", landmarks=ny.component_indices_).fit(X, y).predict(Xt)
+    np.testing.assert_allclose(ours, ref, rtol=1e-6)
+
+
+def test_ncr_equals_lla(data):
+    """NCR = LLA for KRR when K_mm has full rank (substitute F = K_nm U L^-1/2)."""
+    X, y, Xt = data
+    idx = np.arange(0, 120, 6)
+    lla = KRR(gamma=0.4, alpha=0.05, mode="lla", landmarks=idx).fit(X, y).predict(Xt)
+    ncr = KRR(gamma=0.4, alpha=0.05, mode="ncr", landmarks=idx).fit(X, y).predict(Xt)
+    np.testing.assert_allclose(ncr, lla, rtol=1e-7, atol=1e-9)
+
+
+def test_gsa_is_dense_solve_with_approximate_matrix(data):
+    X, y, Xt = data
+    idx = np.arange(0, 120, 5)
+    model = KRR(gamma=0.4, alpha=0.05, mode="gsa", landmarks=idx).fit(X, y)
+    kern = kernels.make("gaussian", gamma=0.4)
+    Kt = approx.build("nystrom", X, kern, landmarks=idx).dense()
+    a = np.linalg.solve(Kt + 0.05 * np.eye(120), y)
+    np.testing.assert_allclose(model.predict(Xt), kern(Xt, X) @ a, rtol=1e-7)
+
+
+@pytest.mark.parametrize("mode", ["gsa", "lla", "ncr"])
+def test_all_landmarks_equals_exact(data, mode):
+    X, y, Xt = data
+    exact = KRR(approximation="exact", gamma=0.4, alpha=0.1).fit(X, y).predict(Xt)
+    full = KRR(gamma=0.4, alpha=0.1, mode=mode, n_landmarks=120, random_state=0).fit(X, y).predict(Xt)
+    np.testing.assert_allclose(full, exact, rtol=1e-5, atol=1e-6)
+
+
+def test_sampler_by_name_and_reproducible(data):
+    X, y, Xt = data
+    a = KRR(sampler="column_norm", n_landmarks=20, random_state=3).fit(X, y)
+    b = KRR(sampler="column_norm", n_landmarks=20, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(a.component_indices_, b.component_indices_)
+    km = KRR(sampler="kmeans", n_landmarks=10, random_state=0).fit(X, y)
+    assert km.landmarks_.shape == (10, 3) and km.component_indices_ is None
+
+
+def test_landmark_points(data):
+    X, y, Xt = data
+    idx = np.arange(10)
+    a = KRR(landmarks=idx, mode="lla").fit(X, y).predict(Xt)
+    b = KRR(landmarks=X[idx], mode="lla").fit(X, y).predict(Xt)
+    np.testing.assert_allclose(a, b)
+
+
+@pytest.mark.parametrize("params,match", [
+    ({"mode": "xyz"}, "mode"),
+    ({"alpha": -1.0}, "alpha"),
+    ({"kernel": "foo"}, "kernel"),
+    ({"landmarks": np.array([0, 500])}, "indices must lie"),
+    ({"sampler": "nope"}, "unknown sampler"),
+])
+def test_invalid_parameters(data, params, match):
+    X, y, _ = data
+    with pytest.raises(ValueError, match=match):
+        KRR(**params).fit(X, y)
