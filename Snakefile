@@ -28,5 +28,5 @@ include: "workflow/rules/report.smk"
 
 rule all:
     input:
-        all_reports(),
+        all_targets(),
     default_target: True

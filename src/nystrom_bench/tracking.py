@@ -150,7 +150,7 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
                 if _clean(float(v)) is not None
             ]
             _retry(
-                lambda rid=rid, params=params, metrics=metrics: client.log_batch(
+                lambda rid=rid, params=params, metrics=metrics, run_tags=run_tags: client.log_batch(
                     rid,
                     metrics=metrics,
                     params=[Param(k, str(v)[:6000]) for k, v in params.items()],

@@ -47,5 +47,8 @@ def study_report_params(wildcards):
     }
 
 
-def all_reports():
-    return expand("reports/{study}.pdf", study=STUDIES) + ["reports/summary.pdf"]
+def all_targets():
+    """Every report plus every result file, so deleting any result file re-runs it and its dependents."""
+    runs = [f"results/{s}/runs/{d}.csv" for s, block in STUDIES.items() for d in block["datasets"]]
+    tables = expand("results/{study}/{table}.csv", study=STUDIES, table=["results", "stats"])
+    return runs + tables + expand("reports/{study}.pdf", study=STUDIES) + ["reports/summary.pdf"]

@@ -1,0 +1,113 @@
+import numpy as np
+import pytest
+
+from nystrom_bench import data
+
+
+def test_registry_is_valid_and_every_embedded_set_loads():
+    names = data.available()
+    assert len(names) >= 15
+    for name in names:
+        X, y = data.obtain(name)
+        e = data.info(name)
+        assert X.shape == tuple(e["shape"][:2])
+        assert np.isfinite(X).all()
+
+
+def test_offline_coverage_has_all_tasks():
+    tasks = {data.info(n)["task"] for n in data.available()}
+    assert tasks == {"regression", "binary", "multiclass"}
+    real = [n for n in data.available() if not data.info(n)["source"].startswith("synthetic")]
+    assert len(real) >= 10
+
+
+@pytest.mark.parametrize("name", ["diabetes", "wisconsin", "segment", "gnkr_f2"])
+def test_split_deterministic_disjoint_complete(name):
+    X, y = data.obtain(name)
+    a = data.make_split(name, 3, len(X), y)
+    b = data.make_split(name, 3, len(X), y)
+    c = data.make_split(name, 4, len(X), y)
+    np.testing.assert_array_equal(a["train"], b["train"])
+    np.testing.assert_array_equal(a["train_noise"], b["train_noise"])
+    assert not np.array_equal(a["train"], c["train"])
+    assert len(np.intersect1d(a["train"], a["test"])) == 0
+    e = data.info(name)["split"]
+    if "n_train" in e:
+        assert (len(a["train"]), len(a["test"])) == (e["n_train"], e["n_test"])
+    else:
+        assert len(a["train"]) + len(a["test"]) == len(X)
+
+
+def test_stratified_split_keeps_class_proportions():
+    X, y = data.obtain("segment")
+    sp = data.make_split("segment", 0, len(X), y)
+    np.testing.assert_allclose(np.bincount(y[sp["train"]]) / len(sp["train"]), np.bincount(y) / len(y), atol=0.01)
+
+
+def test_gnkr_noise_only_on_training_targets():
+    s = data.load("gnkr_f1", seed=0, scaling="none")
+    x_test = s.X_test[:, 0]
+    np.testing.assert_allclose(s.y_test, x_test * np.sin(x_test))
+    resid = s.y_train - s.X_train[:, 0] * np.sin(s.X_train[:, 0])
+    assert 0.9 < resid.std() < 1.1
+
+
+@pytest.mark.parametrize("fn,x,expected", [("f1", np.pi / 2, np.pi / 2), ("f2", 0.0, 1.0),
+                                           ("f3", -1.0, -1.0), ("f4", 0.0, np.cos(1.0) + 1.0)])
+def test_gnkr_functions(fn, x, expected):
+    class _R:
+        def uniform(self, lo, hi, size):
+            return np.full(size, x)
+
+    _, y = data._gnkr_function(fn, 1, _R())
+    assert y[0] == pytest.approx(expected)
+
+
+def test_scaling_is_fitted_on_training_only(rng):
+    Xtr, Xte = rng.normal(5, 2, size=(50, 3)), rng.normal(0, 1, size=(20, 3))
+    a, b = data.preprocess(Xtr, Xte, "standardize")
+    np.testing.assert_allclose(a.mean(0), 0, atol=1e-12)
+    np.testing.assert_allclose(b, (Xte - Xtr.mean(0)) / Xtr.std(0))
+    a, b = data.preprocess(Xtr, Xte, "standardize+unit_norm")
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1)
+    with pytest.raises(data.DataError, match="unknown scaling"):
+        data.preprocess(Xtr, Xte, "minmax")
+
+
+def test_keel_parser_one_hot_and_errors(tmp_path):
+    f = tmp_path / "toy.dat"
+    f.write_text("1.0, a, 2, pos\n2.0, b, 3, neg\n3.0, a, 4,  pos\n")
+    X, y, classes = data.parse_keel_csv(f)
+    assert classes == ["neg", "pos"]
+    np.testing.assert_array_equal(y, [1, 0, 1])
+    np.testing.assert_array_equal(X, [[1, 1, 0, 2], [2, 0, 1, 3], [3, 1, 0, 4]])
+    f.write_text("1.0, 2, pos\n2.0, neg\n")
+    with pytest.raises(data.DataError, match="line 2 has 2 fields, expected 3"):
+        data.parse_keel_csv(f)
+
+
+def test_unknown_dataset_names_choices():
+    with pytest.raises(data.DataError, match="unknown data set 'nope'; choose one of: .*diabetes"):
+        data.load("nope")
+
+
+def test_save_npz_atomic_leaves_nothing_on_failure(tmp_path):
+    class Boom:
+        def __array__(self, *a, **k):
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        data.save_npz_atomic(tmp_path / "x.npz", X=Boom())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli(capsys, tmp_path):
+    assert data.main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "diabetes" in out and "keel:wisconsin" in out
+    assert data.main(["info", "wine"]) == 0
+    assert "multiclass" in capsys.readouterr().out
+    assert data.main(["fetch", "wine", "--dest", str(tmp_path)]) == 0
+    assert np.load(tmp_path / "wine.npz")["X"].shape == (178, 13)
+    assert data.main(["info", "nope"]) == 2
+    assert "unknown data set" in capsys.readouterr().err
