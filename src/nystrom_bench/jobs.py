@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 __all__ = ["job_log", "write_csv_atomic", "read_results", "run_study_job", "aggregate", "run_stats",
            "save_splits", "load_splits"]
@@ -37,8 +36,10 @@ def job_log(path):
     logging.basicConfig(stream=fh, level=logging.INFO, force=True,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     log = logging.getLogger("nystrom_bench.job")
+    t0 = time.perf_counter()
     try:
         yield log
+        log.info("job_seconds=%.3f", time.perf_counter() - t0)
     except Exception as exc:
         log.error("job failed: %s: %s", type(exc).__name__, exc)
         traceback.print_exc(file=fh)
@@ -93,6 +94,8 @@ def load_splits(path):
 
 def results_frame(study, rows):
     """Result dicts -> tidy DataFrame: id columns, one column per metric, params as JSON."""
+    import pandas as pd  # lazy: obtain/split jobs never need pandas
+
     records = []
     for r in rows:
         rec = {"study": study, **{k: r[k] for k in ID_COLS[1:]}}
@@ -104,6 +107,8 @@ def results_frame(study, rows):
 
 def read_results(path):
     """Read a tidy result file back."""
+    import pandas as pd
+
     return pd.read_csv(path)
 
 
@@ -139,6 +144,8 @@ def run_study_job(study, kind, cfg, dataset, data_path, split_path, out_csv, tra
 
 def aggregate(inputs, output):
     """Concatenate a study's result files into one table."""
+    import pandas as pd  # lazy: obtain/split jobs never need pandas
+
     df = pd.concat([read_results(p) for p in inputs], ignore_index=True)
     dup = df.duplicated(ID_COLS)
     if dup.any():
@@ -149,6 +156,8 @@ def aggregate(inputs, output):
 
 def run_stats(results_csv, info, out_paired, out_friedman):
     """Paired tests of every method against the reference, per metric and overall."""
+    import pandas as pd  # lazy: obtain/split jobs never need pandas
+
     from . import stats
 
     df = read_results(results_csv)
