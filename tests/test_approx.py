@@ -90,3 +90,104 @@ def test_errors(X, kern):
         approx.build("nystrom", X, kern, landmarks=np.array([0, 60]))
     with pytest.raises(ValueError, match="pass landmarks="):
         approx.build("nystrom", X, kern)
+
+
+# -- modified Nystrom, optimal, sketch, MCM ---------------------------------------------------------
+def test_modified_nystrom_matches_textbook(X, kern):
+    idx = np.arange(0, 60, 6)
+    K = kern(X)
+    C = K[:, idx]
+    Cp = np.linalg.pinv(C)
+    ref = C @ (Cp @ K @ Cp.T) @ C.T
+    op = approx.build("modified_nystrom", X, kern, landmarks=idx)
+    np.testing.assert_allclose(op.dense(), ref, atol=1e-8)
+    np.testing.assert_allclose(op.features(X), op.factor(), atol=1e-8)
+    # modified Nystrom is never worse than standard Nystrom in Frobenius norm (Wang & Zhang 2013)
+    std = approx.build("nystrom", X, kern, landmarks=idx).dense()
+    assert np.linalg.norm(K - op.dense()) <= np.linalg.norm(K - std) + 1e-10
+
+
+@pytest.mark.parametrize("k", [1, 5, 20])
+def test_optimal_rank_k_error_is_tail_eigenvalues(X, kern, k):
+    K = kern(X)
+    ev = np.sort(np.linalg.eigvalsh(K))[::-1]
+    op = approx.build("optimal", X, kern, rank=k)
+    assert np.linalg.norm(K - op.dense(), 2) == pytest.approx(ev[k], rel=1e-6)
+    assert np.linalg.norm(K - op.dense()) == pytest.approx(np.sqrt(np.sum(ev[k:] ** 2)), rel=1e-6)
+    np.testing.assert_allclose(op.eigvals(), ev[:k], rtol=1e-8)
+    np.testing.assert_allclose(op.features(X), op.factor(), atol=1e-8)
+
+
+def test_sketch_nystrom_matches_textbook(X, kern, rng):
+    S = approx.Sketch(rng.normal(size=(60, 8)))
+    K = kern(X)
+    C, W = K @ S, S.T @ K @ S
+    ref = C @ np.linalg.pinv(W) @ C.T
+    op = approx.build("nystrom", X, kern, landmarks=S)
+    np.testing.assert_allclose(op.dense(), ref, atol=1e-7)
+    np.testing.assert_allclose(op.features(X), op.factor(), atol=1e-8)
+
+
+def test_nystrom_spectrum_estimate_is_scaled_landmark_spectrum(X, kern):
+    idx = np.arange(0, 60, 3)
+    op = approx.build("nystrom", X, kern, landmarks=idx, rank=5)
+    w = np.sort(np.linalg.eigvalsh(kern(X[idx])))[::-1][:5]
+    np.testing.assert_allclose(op.spectrum_estimate(), 60 / 20 * w)
+
+
+def _grid(m, h=0.1):
+    axes = [np.arange(ms) * h for ms in m]
+    return np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, len(m))
+
+
+def _dense_mcm(m, h, profile):
+    """Textbook Algorithm 1 entry by entry: u_i = sum over the set D_i of t_j, U = circ_m[u]."""
+    import itertools
+
+    G = np.array(list(itertools.product(*[range(ms) for ms in m])))
+    u = {}
+    for i in G:
+        D = [{0} if i_s == 0 else {i_s, ms - i_s} for i_s, ms in zip(i, m, strict=True)]
+        u[tuple(i)] = sum(profile(np.linalg.norm(np.array(j) * h)) for j in itertools.product(*D))
+    n = len(G)
+    U = np.empty((n, n))
+    for a in range(n):
+        for b in range(n):
+            U[a, b] = u[tuple((G[a] - G[b]) % np.array(m))]
+    return U
+
+
+@pytest.mark.parametrize("m", [(6,), (4, 5), (4, 3, 2)])
+def test_mcm_matches_dense_construction_and_fft_eigenvalues(m):
+    kern = kernels.make("gaussian", gamma=3.0)
+    X = _grid(m)
+    op = approx.build("mcm", X, kern, levels=len(m), grid=m)
+    assert op.h == pytest.approx(0.1)
+    U = _dense_mcm(m, 0.1, kern.profile)
+    np.testing.assert_allclose(op.dense(), U, atol=1e-12)
+    np.testing.assert_allclose(U, U.T, atol=1e-14)
+    np.testing.assert_allclose(op.eigvals(), np.sort(np.linalg.eigvalsh(U))[::-1], atol=1e-10)
+    y = np.arange(len(X), dtype=float)
+    np.testing.assert_allclose(op.solve(0.7, y), np.linalg.solve(U + 0.7 * np.eye(len(X)), y), rtol=1e-9)
+
+
+def test_mcm_converges_to_kernel_on_growing_grid():
+    kern = kernels.make("gaussian", gamma=20.0)
+    errs = []
+    for s in (10, 20, 40):
+        X = _grid((s,)) - s * 0.05
+        op = approx.build("mcm", X, kern, levels=1)
+        K = kern(X)
+        errs.append(np.abs(op.dense() - K)[s // 4 : 3 * s // 4, s // 4 : 3 * s // 4].max())
+    assert errs[2] < errs[0] and errs[2] < 1e-6
+
+
+def test_mcm_grid_handling():
+    assert approx.balanced_grid(1000, 3) == (10, 10, 10)
+    assert approx.balanced_grid(12, 2) == (4, 3)
+    assert approx.balanced_grid(13, 3) == (13, 1, 1)
+    X = np.zeros((12, 2))
+    with pytest.raises(ValueError, match="grid .* has 10 cells but there are 12 points"):
+        approx.build("mcm", X, kernels.make("gaussian"), grid=(5, 2))
+    with pytest.raises(ValueError, match="radial kernel"):
+        approx.build("mcm", X, kernels.make("polynomial"))

@@ -97,3 +97,23 @@ def test_invalid_parameters(data, params, match):
     X, y, _ = data
     with pytest.raises(ValueError, match=match):
         KRR(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("sampler", ["ridge_leverage", "adaptive_kumar", "adaptive_ms", "gaussian_sketch", "kmeans"])
+@pytest.mark.parametrize("mode", ["gsa", "lla", "ncr"])
+def test_every_sampler_in_every_mode(data, sampler, mode):
+    X, y, Xt = data
+    model = KRR(gamma=0.4, alpha=0.05, sampler=sampler, n_landmarks=30, mode=mode, random_state=0).fit(X, y)
+    pred = model.predict(Xt)
+    assert pred.shape == (40,) and np.isfinite(pred).all()
+    if mode != "gsa":  # GSA with small alpha is genuinely unstable (K~ in training, K at prediction)
+        exact = KRR(approximation="exact", gamma=0.4, alpha=0.05).fit(X, y).predict(Xt)
+        assert np.mean((pred - exact) ** 2) < np.var(exact)
+
+
+def test_ncr_equals_lla_with_a_sketch(data, rng):
+    X, y, Xt = data
+    S = approx.Sketch(rng.normal(size=(120, 15)))
+    lla = KRR(gamma=0.4, alpha=0.05, mode="lla", landmarks=S).fit(X, y).predict(Xt)
+    ncr = KRR(gamma=0.4, alpha=0.05, mode="ncr", landmarks=S).fit(X, y).predict(Xt)
+    np.testing.assert_allclose(ncr, lla, rtol=1e-6, atol=1e-8)

@@ -6,8 +6,11 @@ with any approximation and no special cases:
 ``solve(shift, y)``
     ``(K~ + shift I)^-1 y`` for ``y`` of shape (n,) or (n, t).
 ``eigvals()``
-    The eigenvalues of K~ in descending order (for low-rank operators: the
+    Eigenvalues of K~ in descending order (for low-rank operators: the
     ``rank`` non-zero ones; all others are exactly 0).
+``spectrum_estimate()``
+    An estimate of the eigenvalues of the *exact* K (default: ``eigvals()``;
+    Nystrom from c landmarks: ``(n/c) lambda_i(W_k)``, seed 003 Section VI-B).
 ``factor()``
     V with ``K~ = V V^T`` (n x r), where K~ is PSD.
 ``features(X_new)``
@@ -16,6 +19,9 @@ with any approximation and no special cases:
     K~ as an n x n array (small n, for tests and diagnostics).
 
 plus ``fit_time_`` (seconds spent building it) and ``rank``.
+
+Available: ``exact``, ``nystrom`` (landmark indices, points, or a sketch),
+``modified_nystrom``, ``optimal`` and ``mcm``.
 
 Examples
 --------
@@ -37,12 +43,24 @@ from scipy import linalg
 
 from .kernels import _as_2d, make
 
-__all__ = ["KernelOperator", "ExactOperator", "NystromOperator", "build", "available", "register"]
+__all__ = [
+    "KernelOperator", "ExactOperator", "LowRankOperator", "NystromOperator", "ModifiedNystromOperator",
+    "OptimalOperator", "MCMOperator", "Sketch", "build", "available", "register", "lowrank_pinv_factor",
+    "balanced_grid",
+]
 
-#: eigenvalues of W below ``RCOND * max eigenvalue`` are treated as zero (pseudo-inverse cut-off)
+#: eigenvalues below ``RCOND * largest eigenvalue`` are treated as zero (pseudo-inverse cut-off)
 RCOND = 1e-10
 
 _REGISTRY = {}
+
+
+class Sketch(np.ndarray):
+    """An n x c sketching matrix S (``C = K S``, ``W = S^T K S``), as returned by
+    ``sampling.sample("gaussian_sketch", ...)``; a plain ndarray view otherwise."""
+
+    def __new__(cls, array):
+        return np.asarray(array, dtype=np.float64).view(cls)
 
 
 def register(name):
@@ -71,8 +89,9 @@ def build(name, X, kernel, **options):
     X : array of shape (n, d)
     kernel : Kernel or str
     **options
-        ``landmarks=`` (indices into X or ``(c, d)`` points) and ``rank=`` for
-        ``"nystrom"``.
+        ``landmarks=`` (indices into X, ``(c, d)`` points, or a :class:`Sketch`) and
+        ``rank=`` for the Nystrom family; ``rank=`` for ``optimal``; ``levels=``,
+        ``grid=`` for ``mcm``.
     """
     try:
         cls = _REGISTRY[name]
@@ -95,6 +114,26 @@ def _check_shift(shift, name):
     return shift
 
 
+def lowrank_pinv_factor(W, rank=None, rcond=RCOND):
+    """T with ``W_k^+ = T T^T`` for the symmetric matrix W.
+
+    Keeps the eigenvalues above ``rcond * lambda_max`` (negative ones of an
+    indefinite kernel are dropped), then the top ``rank`` of them.  Returns
+    ``(T, eigenvalues kept)``.
+    """
+    w, U = linalg.eigh((W + W.T) / 2)
+    w, U = w[::-1], U[:, ::-1]
+    keep = w > rcond * max(w[0], 0.0)
+    if rank is not None:
+        rank = int(rank)
+        if rank < 1:
+            raise ValueError(f"rank must be >= 1, got {rank}")
+        keep[rank:] = False
+    if not keep.any():
+        raise ValueError("the landmark kernel matrix W has no positive eigenvalue")
+    return U[:, keep] / np.sqrt(w[keep]), w[keep]
+
+
 class KernelOperator:
     """Interface shared by every approximation (see module docstring)."""
 
@@ -106,6 +145,10 @@ class KernelOperator:
 
     def eigvals(self):  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def spectrum_estimate(self):
+        """Estimated eigenvalues of the exact kernel matrix (default: those of K~)."""
+        return self.eigvals()
 
     def factor(self):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -129,6 +172,7 @@ class ExactOperator(KernelOperator):
     def __init__(self, X, kernel):
         self.X, self.kernel = X, kernel
         self.K = kernel(X)
+        self.rank = len(X)
         self._eig = None
         self._chol = {}
 
@@ -161,7 +205,7 @@ class ExactOperator(KernelOperator):
 
     def factor(self):
         w, U = self._eigh()
-        if self.kernel.psd is False and w[-1] < -RCOND * max(w[0], 0):
+        if w[-1] < -RCOND * max(w[0], 0):
             raise ValueError(f"kernel {self.kernel!r} gives an indefinite matrix: no factor V V^T exists")
         keep = w > RCOND * w[0]
         return U[:, keep] * np.sqrt(w[keep])
@@ -175,60 +219,28 @@ class ExactOperator(KernelOperator):
         return self.K.copy()
 
 
-@register("nystrom")
-class NystromOperator(KernelOperator):
-    """Nystrom approximation ``K~ = C W_k^+ C^T`` with ``C = K(X, Z)``, ``W = K(Z, Z)``.
+class LowRankOperator(KernelOperator):
+    """``K~ = V V^T`` with ``V = C T`` (n x k); the shared machinery of the Nystrom family.
 
-    Stored as the factor ``V = C U_k Lambda_k^{-1/2}`` (n x k), so
-    ``K~ = V V^T`` and everything is O(n k) memory:
-
-    - ``solve`` uses the Woodbury identity
-      ``(V V^T + s I)^-1 y = (y - V (s I_k + V^T V)^-1 V^T y) / s``
-      with a Cholesky factor of the k x k matrix.  (Seed 003, eq. (5), writes
-      ``mu I_k`` inside the inverse; with shift ``s = mu l`` it must be
-      ``mu l I_k``, as derived from Woodbury -- the paper has a typo there.)
-    - ``eigvals`` are the exact non-zero eigenvalues of K~: those of ``V^T V``.
-
-    Rank-deficient W (duplicate landmarks) and tiny or negative eigenvalues
-    (indefinite kernels) are handled by keeping only eigenvalues above
-    ``RCOND * lambda_max(W)``; ``rank`` truncates further to the top k.
+    ``solve`` uses the Woodbury identity
+    ``(V V^T + s I)^-1 y = (y - V (s I_k + V^T V)^-1 V^T y) / s``
+    with a Cholesky factor of the k x k matrix.  (Seed 003, eq. (5), writes
+    ``mu I_k`` inside the inverse; with shift ``s = mu l`` it must be
+    ``mu l I_k``, as Woodbury gives -- the paper has a typo there.)
+    ``eigvals`` are the exact non-zero eigenvalues of K~: those of ``V^T V``.
+    Subclasses set ``X, kernel, C, T`` and implement :meth:`cross`.
     """
 
-    def __init__(self, X, kernel, Z, rank=None, landmark_indices=None):
-        self.X, self.kernel, self.Z = X, kernel, Z
-        self.landmark_indices = landmark_indices
-        W = kernel(Z)
-        w, U = linalg.eigh(W)
-        w, U = w[::-1], U[:, ::-1]
-        keep = w > RCOND * max(w[0], 0.0)
-        if rank is not None:
-            rank = int(rank)
-            if rank < 1:
-                raise ValueError(f"nystrom: rank must be >= 1, got {rank}")
-            keep[rank:] = False
-        if not keep.any():
-            raise ValueError("nystrom: the landmark kernel matrix W has no positive eigenvalue")
-        self.rank = int(keep.sum())
-        self._T = U[:, keep] / np.sqrt(w[keep])  # c x k, W_k^+ = T T^T
-        self.V = kernel(X, Z) @ self._T  # n x k
+    def _init_lowrank(self, X, kernel, C, T):
+        self.X, self.kernel, self.C, self.T = X, kernel, C, T
+        self.V = C @ T
+        self.rank = T.shape[1]
         self._VtV = None
         self._chol = {}
 
-    @classmethod
-    def build(cls, X, kernel, landmarks=None, rank=None):
-        if landmarks is None:
-            raise ValueError("nystrom: pass landmarks= (indices into X, or (c, d) points)")
-        landmarks = np.asarray(landmarks)
-        if landmarks.ndim == 1:
-            if not np.issubdtype(landmarks.dtype, np.integer):
-                raise ValueError("nystrom: 1-D landmarks must be integer indices into X")
-            if landmarks.size == 0 or landmarks.min() < 0 or landmarks.max() >= len(X):
-                raise ValueError(f"nystrom: landmark indices must lie in [0, {len(X)})")
-            return cls(X, kernel, X[landmarks], rank, landmark_indices=landmarks)
-        Z = _as_2d(landmarks, "landmarks")
-        if Z.shape[1] != X.shape[1]:
-            raise ValueError(f"nystrom: landmark points have {Z.shape[1]} features, X has {X.shape[1]}")
-        return cls(X, kernel, Z, rank)
+    def cross(self, X_new):
+        """The cross-kernel ``K(X_new, .)`` against what C was built from (landmarks, or X S)."""
+        raise NotImplementedError  # pragma: no cover - abstract
 
     @property
     def VtV(self):
@@ -237,7 +249,7 @@ class NystromOperator(KernelOperator):
         return self._VtV
 
     def solve(self, shift, y):
-        shift = _check_shift(shift, "nystrom")
+        shift = _check_shift(shift, self.name)
         y = np.asarray(y, dtype=np.float64)
         if shift not in self._chol:
             A = self.VtV.copy()
@@ -247,11 +259,262 @@ class NystromOperator(KernelOperator):
         return (y - self.V @ t) / shift
 
     def eigvals(self):
-        w = linalg.eigvalsh(self.VtV)[::-1]
-        return np.maximum(w, 0.0)
+        return np.maximum(linalg.eigvalsh(self.VtV)[::-1], 0.0)
 
     def factor(self):
         return self.V
 
     def features(self, X_new):
-        return self.kernel(X_new, self.Z) @ self._T
+        return self.cross(_as_2d(X_new)) @ self.T
+
+
+def _landmark_points(X, landmarks, name):
+    landmarks = np.asarray(landmarks)
+    if landmarks.ndim == 1:
+        if not np.issubdtype(landmarks.dtype, np.integer):
+            raise ValueError(f"{name}: 1-D landmarks must be integer indices into X")
+        if landmarks.size == 0 or landmarks.min() < 0 or landmarks.max() >= len(X):
+            raise ValueError(f"{name}: landmark indices must lie in [0, {len(X)})")
+        return X[landmarks], landmarks
+    Z = _as_2d(landmarks, "landmarks")
+    if Z.shape[1] != X.shape[1]:
+        raise ValueError(f"{name}: landmark points have {Z.shape[1]} features, X has {X.shape[1]}")
+    return Z, None
+
+
+@register("nystrom")
+class NystromOperator(LowRankOperator):
+    """Nystrom approximation ``K~ = C W_k^+ C^T``.
+
+    From landmarks Z (indices into X or points): ``C = K(X, Z)``, ``W = K(Z, Z)``.
+    From a sketch S (n x c, :class:`Sketch`): ``C = K S``, ``W = S^T K S`` (SPSD
+    sketching model of Gittens & Mahoney; C is computed block-wise).
+    Rank-deficient W (duplicate landmarks) and tiny or negative eigenvalues
+    (indefinite kernels) are handled by keeping only eigenvalues of W above
+    ``RCOND * lambda_max(W)``; ``rank`` truncates further to the top k.
+    """
+
+    def __init__(self, X, kernel, C, W, rank=None, landmark_indices=None, Z=None, S=None):
+        T, self.w_kept = lowrank_pinv_factor(W, rank)
+        self._init_lowrank(X, kernel, C, T)
+        self.W, self.Z, self.S = W, Z, S
+        self.landmark_indices = landmark_indices
+        self.n_landmarks = W.shape[0]
+
+    @classmethod
+    def build(cls, X, kernel, landmarks=None, rank=None):
+        if landmarks is None:
+            raise ValueError("nystrom: pass landmarks= (indices into X, (c, d) points, or a Sketch)")
+        if isinstance(landmarks, Sketch):
+            S = np.asarray(landmarks)
+            if S.ndim != 2 or S.shape[0] != len(X):
+                raise ValueError(f"nystrom: a sketch must have shape (n, c) = ({len(X)}, c)")
+            C = kernel.mmv(X, X, S)
+            return cls(X, kernel, C, S.T @ C, rank, S=S)
+        Z, idx = _landmark_points(X, landmarks, "nystrom")
+        C = kernel(X, Z)
+        W = C[idx] if idx is not None else kernel(Z)
+        return cls(X, kernel, C, W, rank, landmark_indices=idx, Z=Z)
+
+    def cross(self, X_new):
+        if self.S is not None:
+            return self.kernel.mmv(X_new, self.X, self.S)
+        return self.kernel(X_new, self.Z)
+
+    def spectrum_estimate(self):
+        """``(n/c) lambda_i(W_k)``: Nystrom's estimate of the top-k eigenvalues of K (seed 003)."""
+        return (self.n / self.n_landmarks) * self.w_kept
+
+
+@register("modified_nystrom")
+class ModifiedNystromOperator(LowRankOperator):
+    """Modified Nystrom ``K~ = C (C^+ K C^+T) C^T`` (Wang & Zhang 2013), C = K(X, Z).
+
+    ``K C^+T`` is formed block-wise (O(n^2 (d + c)) time, O(n c) memory); the
+    c x c core M is symmetrised and its positive eigenpairs above the cut-off
+    kept, so ``V = C U_M Lambda_M^{1/2}``.
+    """
+
+    @classmethod
+    def build(cls, X, kernel, landmarks=None, rank=None):
+        if landmarks is None:
+            raise ValueError("modified_nystrom: pass landmarks= (indices into X or (c, d) points)")
+        Z, idx = _landmark_points(X, landmarks, "modified_nystrom")
+        op = cls()
+        C = kernel(X, Z)
+        Cp = linalg.pinv(C, rtol=RCOND)  # c x n
+        M = Cp @ kernel.mmv(X, X, Cp.T)
+        M = (M + M.T) / 2
+        w, U = linalg.eigh(M)
+        w, U = w[::-1], U[:, ::-1]
+        keep = w > RCOND * max(w[0], 0.0)
+        if rank is not None:
+            keep[int(rank):] = False
+        op._init_lowrank(X, kernel, C, U[:, keep] * np.sqrt(w[keep]))
+        op.Z, op.landmark_indices = Z, idx
+        return op
+
+    def cross(self, X_new):
+        return self.kernel(X_new, self.Z)
+
+
+@register("optimal")
+class OptimalOperator(LowRankOperator):
+    """Best rank-k approximation ``K_k = U_k Lambda_k U_k^T`` (dense eigendecomposition: small n).
+
+    ``features`` is the Nystrom extension of the eigenvectors, ``k(x, X) U_k Lambda_k^{-1/2}``.
+    """
+
+    @classmethod
+    def build(cls, X, kernel, rank=None):
+        if rank is None:
+            raise ValueError("optimal: pass rank= (the k of the best rank-k approximation)")
+        n = len(X)
+        k = min(int(rank), n)
+        w, U = linalg.eigh(kernel(X), subset_by_index=[n - k, n - 1])
+        w, U = w[::-1], U[:, ::-1]
+        keep = w > RCOND * max(w[0], 0.0)
+        op = cls()
+        # V = U_k Lambda_k^{1/2}: in the C T form, C = U_k Lambda_k and T = Lambda_k^{-1/2}
+        op._init_lowrank(X, kernel, U[:, keep] * w[keep], np.diag(1 / np.sqrt(w[keep])))
+        op._U, op._w = U[:, keep], w[keep]
+        return op
+
+    def cross(self, X_new):
+        # C = cross(X) = K U_k = U_k Lambda_k, and phi(x) = cross(x) T = k(x, X) U_k Lambda_k^{-1/2}
+        return self.kernel(X_new, self.X) @ self._U
+
+
+# -- multilevel circulant matrix (seed 003, Algorithm 1) --------------------------------------------
+def balanced_grid(n, levels):
+    """The most balanced factorisation ``m = (m_0, ..., m_{p-1})`` of n with ``prod(m) = n``.
+
+    Prime factors are assigned largest-first to the currently smallest level.  If n
+    has few factors (e.g. n prime) the grid is unbalanced, down to ``(n, 1, ..., 1)``:
+    the MCM then has fewer effective levels.  Pass ``grid=`` to :func:`build` to choose m.
+    """
+    factors, k, rest = [], 2, int(n)
+    while k * k <= rest:
+        while rest % k == 0:
+            factors.append(k)
+            rest //= k
+        k += 1
+    if rest > 1:
+        factors.append(rest)
+    m = [1] * int(levels)
+    for f in sorted(factors, reverse=True):
+        m[int(np.argmin(m))] *= f
+    return tuple(sorted(m, reverse=True))
+
+
+def _grid_offsets(m):
+    """Integer coordinates of every multi-index of the grid m, row-major, shape (prod m, p)."""
+    return np.stack(np.unravel_index(np.arange(int(np.prod(m))), m), axis=1)
+
+
+@register("mcm")
+class MCMOperator(KernelOperator):
+    """Multilevel circulant approximation ``U_m`` of an RBF kernel matrix (seed 003, Algorithm 1).
+
+    The n training points are laid on a p-level grid ``m`` (``prod(m) = n``) in
+    their given (row-major) order, as the paper's relabelling ``S = {x_i : i in [m]}``
+    does; assumption H4 says the approximation is good when ``||x_i - x_j||`` is
+    close to ``h ||i - j||``.  The spacing h is fitted by least squares between
+    the data's pairwise distances and the grid distances on a random sample of
+    pairs (the paper's tuning of ``||X_m - H_m||_F``).
+
+    Step 1: ``t_i = K(||(i_s h)_s||)`` from the kernel's radial profile; steps 2-3:
+    ``u_i = sum_{j in D_i} t_j`` with ``D_i = prod_s D_{i,s}``, ``D_{i,s} = {0}`` if
+    ``i_s = 0`` else the *set* ``{i_s, m_s - i_s}`` (one element when
+    ``i_s = m_s / 2``).  Then ``U_m = circ_m[u]`` is symmetric, its eigenvalues are
+    ``v = fftn(u)`` (real), and ``(U_m + s I)^-1 y = ifftn(fftn(y) / (v + s))``:
+    O(n log n) time, O(n) memory.
+    """
+
+    def __init__(self, X, kernel, grid, h):
+        self.X, self.kernel, self.grid, self.h = X, kernel, tuple(int(g) for g in grid), float(h)
+        m = np.array(self.grid)
+        idx = [np.arange(ms) for ms in m]
+        coords = np.meshgrid(*[ix * self.h for ix in idx], indexing="ij")
+        r = np.sqrt(sum(c**2 for c in coords))
+        t = kernel.profile(r)
+        u = np.zeros_like(t)
+        p = len(m)
+        for choice in range(2**p):
+            sel, mask = [], np.ones(tuple(m), dtype=bool)
+            for s in range(p):
+                if choice >> s & 1:  # the reflected element m_s - i_s, where it differs from i_s
+                    ix = np.where(idx[s] == 0, 0, m[s] - idx[s])
+                    valid = (idx[s] != 0) & (m[s] - idx[s] != idx[s])
+                else:
+                    ix, valid = idx[s], np.ones(m[s], dtype=bool)
+                sel.append(ix)
+                shape = [1] * p
+                shape[s] = m[s]
+                mask &= valid.reshape(shape)
+            u += np.where(mask, t[np.ix_(*sel)], 0.0)
+        self.u = u
+        self.v = np.fft.fftn(u).real
+        self.rank = int(np.sum(self.v > RCOND * self.v.max()))
+
+    @classmethod
+    def build(cls, X, kernel, levels=3, grid=None, h=None, max_pairs=20000, seed=0):
+        if not hasattr(kernel, "profile"):
+            raise ValueError(f"mcm needs a radial kernel (gaussian, epanechnikov), got {kernel!r}")
+        n = len(X)
+        grid = balanced_grid(n, levels) if grid is None else tuple(int(g) for g in grid)
+        if int(np.prod(grid)) != n:
+            raise ValueError(f"mcm: grid {grid} has {int(np.prod(grid))} cells but there are {n} points")
+        if h is None:
+            h = cls.fit_spacing(X, grid, max_pairs, seed)
+        return cls(X, kernel, grid, h)
+
+    @staticmethod
+    def fit_spacing(X, grid, max_pairs=20000, seed=0):
+        """Least-squares h minimising ``sum (||x_i - x_j|| - h ||i - j||)^2`` over sampled pairs."""
+        n = len(X)
+        rng = np.random.default_rng(seed)
+        i, j = rng.integers(0, n, size=(2, max_pairs)) if n * n > max_pairs else np.triu_indices(n, 1)
+        G = _grid_offsets(grid)
+        dx = np.linalg.norm(X[i] - X[j], axis=1)
+        dg = np.linalg.norm((G[i] - G[j]).astype(float), axis=1)
+        denom = dg @ dg
+        if denom == 0:
+            raise ValueError("mcm: cannot fit the grid spacing (all sampled pairs coincide on the grid)")
+        return float(dx @ dg / denom)
+
+    def _apply(self, y, fn):
+        y = np.asarray(y, dtype=np.float64)
+        flat = y.reshape(self.n, -1)
+        out = np.empty_like(flat)
+        axes = tuple(range(len(self.grid)))
+        for c in range(flat.shape[1]):
+            Y = np.fft.fftn(flat[:, c].reshape(self.grid), axes=axes)
+            out[:, c] = np.fft.ifftn(fn(Y), axes=axes).real.ravel()
+        return out.reshape(y.shape)
+
+    def solve(self, shift, y):
+        shift = float(shift)
+        den = self.v + shift
+        if np.any(np.abs(den) < RCOND * np.abs(self.v).max()):
+            raise np.linalg.LinAlgError(f"mcm: U + {shift:g} I is singular; increase the shift")
+        return self._apply(y, lambda Y: Y / den)
+
+    def matvec(self, y):
+        """``U_m y`` by FFT."""
+        return self._apply(y, lambda Y: Y * self.v)
+
+    def eigvals(self):
+        return np.sort(self.v.ravel())[::-1]
+
+    def factor(self):
+        if self.v.min() < -RCOND * self.v.max():
+            raise ValueError("mcm: U_m has negative eigenvalues, no factor V V^T exists")
+        # symmetric square root U^{1/2}, formed densely: small n only
+        return self._apply(np.eye(self.n), lambda Y: Y * np.sqrt(np.maximum(self.v, 0)))
+
+    def features(self, X_new):
+        raise NotImplementedError("mcm has no out-of-sample feature map (it approximates K on the grid only)")
+
+    def dense(self):
+        return self.matvec(np.eye(self.n))

@@ -191,6 +191,10 @@ class Gaussian(Kernel):
     def diag(self, X):
         return np.ones(len(_as_2d(X)))
 
+    def profile(self, r):
+        """Radial profile: k(x, y) = profile(||x - y||_2)."""
+        return np.exp(-self.gamma * np.asarray(r, dtype=np.float64) ** 2)
+
     def params(self):
         return {"gamma": self.gamma}
 
@@ -284,6 +288,10 @@ class Epanechnikov(Kernel):
 
     def diag(self, X):
         return np.ones(len(_as_2d(X)))
+
+    def profile(self, r):
+        """Radial profile: k(x, y) = profile(||x - y||_2)."""
+        return np.maximum(1.0 - np.asarray(r, dtype=np.float64) ** 2 / (2.0 * self.sigma**2), 0.0)
 
     def params(self):
         return {"sigma": self.sigma}

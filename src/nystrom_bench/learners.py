@@ -10,7 +10,8 @@
     ``(F^T F + alpha I) w = F^T y``, predict ``phi(X_new) w``.
 ``mode="ncr"``
     Rudi et al.'s Nystrom computational regularisation:
-    ``beta = (K_nm^T K_nm + alpha K_mm)^+ K_nm^T y``, predict ``K(X_new, Z) beta``.
+    ``beta = (K_nm^T K_nm + alpha K_mm)^+ K_nm^T y``, predict ``K(X_new, Z) beta``
+    (with a sketch S: ``K_nm = K S``, ``K_mm = S^T K S``, predict ``K(X_new, X) S beta``).
 
 For KRR, NCR and LLA give the same predictor whenever ``K_mm`` has full rank
 (substitute ``F = K_nm U L^{-1/2}``); the tests check that identity.
@@ -74,7 +75,8 @@ class KRR(RegressorMixin, BaseEstimator):
         Any name of :func:`nystrom_bench.sampling.available`.
     mode : {"gsa", "lla", "ncr"}
     landmarks : array-like, default=None
-        Explicit landmark indices into X, or ``(c, d)`` points; overrides ``sampler``.
+        Explicit landmark indices into X, ``(c, d)`` points, or an ``(n, c)``
+        :class:`~nystrom_bench.approx.Sketch`; overrides ``sampler``.
     rank : int, default=None
         Rank-k truncation of the Nystrom approximation (``None``: all of W's rank).
     random_state : int, Generator or None
@@ -82,9 +84,9 @@ class KRR(RegressorMixin, BaseEstimator):
     Attributes
     ----------
     operator_ : KernelOperator
-        The fitted kernel operator (``None`` in ``"ncr"`` mode).
-    landmarks_ : ndarray of shape (c, d)
-        The landmark points (Nystrom only).
+        The fitted kernel operator.
+    landmarks_ : ndarray of shape (c, d) or None
+        The landmark points (Nystrom from landmarks; None for a sketch).
     component_indices_ : ndarray of shape (c,) or None
         Indices of the landmarks in X when they are rows of X.
     dual_coef_ / coef_ : fitted coefficients.
@@ -148,24 +150,22 @@ class KRR(RegressorMixin, BaseEstimator):
         self.rank = rank
         self.random_state = random_state
 
-    def _choose_landmarks(self, X, kern):
+    def _choose_landmarks(self, X, y, kern):
+        """Landmarks for approx.build: explicit (indices or points) or from the sampler."""
+        if isinstance(self.landmarks, approx.Sketch):
+            return self.landmarks
         if self.landmarks is not None:
             L = np.asarray(self.landmarks)
-            if L.ndim == 1:
-                if not np.issubdtype(L.dtype, np.integer):
-                    raise ValueError("landmarks: 1-D landmarks must be integer indices into X")
-                if L.size == 0 or L.min() < 0 or L.max() >= len(X):
-                    raise ValueError(f"landmarks: indices must lie in [0, {len(X)})")
-                return X[L], L
-            L = np.asarray(L, dtype=np.float64)
-            if L.ndim != 2 or L.shape[1] != X.shape[1]:
+            if L.ndim == 1 and not np.issubdtype(L.dtype, np.integer):
+                raise ValueError("landmarks: 1-D landmarks must be integer indices into X")
+            if L.ndim == 1 and (L.size == 0 or L.min() < 0 or L.max() >= len(X)):
+                raise ValueError(f"landmarks: indices must lie in [0, {len(X)})")
+            if L.ndim == 2 and L.shape[1] != X.shape[1]:
                 raise ValueError(f"landmarks: points must have shape (c, {X.shape[1]})")
-            return L, None
+            return L
         c = min(self.n_landmarks, len(X))
-        sel = sampling.sample(self.sampler, X, kern, c=c, seed=check_random_state(self.random_state))
-        if sel.ndim == 1:
-            return X[sel], sel
-        return sel, None
+        extra = {"y": y} if sampling.needs_y(self.sampler) else {}
+        return sampling.sample(self.sampler, X, kern, c=c, seed=check_random_state(self.random_state), **extra)
 
     def fit(self, X, y):
         """Fit on X of shape (n, d) and targets y of shape (n,) or (n, t)."""
@@ -183,27 +183,21 @@ class KRR(RegressorMixin, BaseEstimator):
                 self.dual_coef_ = self.operator_.solve(self.alpha, y)
             self.X_fit_ = X
         else:
-            Z, idx = self._choose_landmarks(X, kern)
-            self.landmarks_, self.component_indices_ = Z, idx
-            if self.mode == "ncr":
-                self.operator_ = None
-                C = kern(X, Z)
-                A = C.T @ C
-                if self.alpha > 0:
-                    A += self.alpha * kern(Z)
-                self.coef_ = _psd_solve(A, C.T @ y)
-            else:
-                self.operator_ = approx.build("nystrom", X, kern, landmarks=Z, rank=self.rank)
-                if self.mode == "gsa":
-                    if self.alpha <= 0:
-                        raise ValueError("KRR(mode='gsa') needs alpha > 0: K~ is low-rank")
-                    self.dual_coef_ = self.operator_.solve(self.alpha, y)
-                    self.X_fit_ = X
-                else:  # lla
-                    F = self.operator_.factor()
-                    A = self.operator_.VtV.copy()
-                    A.flat[:: A.shape[0] + 1] += self.alpha
-                    self.coef_ = _psd_solve(A, F.T @ y)
+            op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, y, kern), rank=self.rank)
+            self.operator_ = op
+            self.landmarks_, self.component_indices_ = op.Z, op.landmark_indices
+            if self.mode == "gsa":
+                if self.alpha <= 0:
+                    raise ValueError("KRR(mode='gsa') needs alpha > 0: K~ is low-rank")
+                self.dual_coef_ = op.solve(self.alpha, y)
+                self.X_fit_ = X
+            elif self.mode == "lla":
+                A = op.VtV.copy()
+                A.flat[:: A.shape[0] + 1] += self.alpha
+                self.coef_ = _psd_solve(A, op.factor().T @ y)
+            else:  # ncr: (C^T C + alpha W)^+ C^T y, predictions cross(X_new) beta
+                A = op.C.T @ op.C + self.alpha * op.W
+                self.coef_ = _psd_solve((A + A.T) / 2, op.C.T @ y)
         self.fit_time_ = time.perf_counter() - t0
         return self
 
@@ -215,7 +209,7 @@ class KRR(RegressorMixin, BaseEstimator):
             return self.kernel_.mmv(X, self.X_fit_, self.dual_coef_)
         if self.mode == "lla":
             return self.operator_.features(X) @ self.coef_
-        return self.kernel_(X, self.landmarks_) @ self.coef_
+        return self.operator_.cross(X) @ self.coef_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

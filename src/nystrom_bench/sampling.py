@@ -2,7 +2,20 @@
 
 Each sampler takes ``(X, kernel, c, rng, **options)`` and returns the indices of
 the ``c`` chosen rows of X (int array), or -- for samplers whose landmarks are
-not data points -- a ``(c, d)`` float array of points.  Call them through
+not data points -- a ``(c, d)`` float array of points (``kmeans``) or an
+``n x c`` :class:`~nystrom_bench.approx.Sketch` (``gaussian_sketch``).
+
+=====================  ==============================================================
+``uniform``            c distinct rows, uniformly
+``column_norm``        ``p_i ~ ||K[:, i]||^2`` (Drineas & Mahoney 2005)
+``leverage``           exact rank-k leverage scores of K (Gittens & Mahoney 2013; forms K)
+``ridge_leverage``     recursive ridge leverage score sampling (Musco & Musco 2017)
+``kmeans``             k-means centres (Zhang & Kwok 2008)
+``adaptive_deshpande`` adaptive, ``p_i ~ ||(K - K~)[:, i]||^2`` (Deshpande et al. 2006)
+``adaptive_kumar``     adaptive, ``p_i ~ ||(C - C~)[i, :]||^2`` (Kumar et al. 2012)
+``adaptive_ms``        adaptive, label-weighted residual (seed 000, Algorithm 2; needs y)
+``gaussian_sketch``    ``S ~ N(0, 1/c)^{n x c}``, ``C = K S`` (SPSD sketch)
+=====================  ==============================================================  Call them through
 :func:`sample`, which resolves the seed and checks the arguments:
 
 >>> import numpy as np
@@ -19,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .approx import Sketch, lowrank_pinv_factor
 from .kernels import _as_2d, make
 from .seeding import check_random_state
 
@@ -27,15 +41,24 @@ __all__ = ["sample", "register", "available"]
 _REGISTRY = {}
 
 
-def register(name):
-    """Decorator adding a sampler function to the registry under ``name``."""
+def register(name, needs_y=False):
+    """Decorator adding a sampler function to the registry under ``name``.
+
+    ``needs_y=True`` marks samplers that use the training targets (``y=`` option).
+    """
 
     def deco(func):
         _REGISTRY[name] = func
         func.sampler_name = name
+        func.needs_y = needs_y
         return func
 
     return deco
+
+
+def needs_y(name):
+    """Whether the sampler ``name`` needs the targets ``y``."""
+    return getattr(_REGISTRY.get(name), "needs_y", False)
 
 
 def available():
@@ -73,7 +96,14 @@ def sample(name, X, kernel, c, seed=None, **options):
     c = int(c)
     if not 1 <= c <= len(X):
         raise ValueError(f"sampler {name!r}: need 1 <= c <= n = {len(X)}, got c = {c}")
-    return func(X, make(kernel), c, check_random_state(seed), **options)
+    if func.needs_y and options.get("y") is None:
+        raise ValueError(f"sampler {name!r} needs the training targets: pass y=")
+    try:
+        return func(X, make(kernel), c, check_random_state(seed), **options)
+    except TypeError as exc:
+        if "unexpected keyword" in str(exc):
+            raise ValueError(f"sampler {name!r}: {exc}") from None
+        raise
 
 
 @register("uniform")
@@ -119,3 +149,188 @@ def leverage(X, kernel, c, rng, rank=None):
     p = np.einsum("ij,ij->i", U, U)
     p = np.maximum(p, 0)
     return rng.choice(n, size=c, replace=False, p=p / p.sum())
+
+
+def _draw(rng, p, size, exclude=None):
+    """``size`` distinct indices with probabilities ~ p (zero on ``exclude``); uniform fallback."""
+    p = np.maximum(np.asarray(p, dtype=np.float64), 0.0)
+    if exclude is not None:
+        p[exclude] = 0.0
+    allowed = np.ones(len(p), dtype=bool)
+    if exclude is not None:
+        allowed[exclude] = False
+    positive = int(np.count_nonzero(p))
+    if positive < size:
+        # too few indices with positive probability (e.g. exact reconstruction): give the
+        # remaining allowed indices a tiny uniform mass so the draw stays without replacement
+        tiny = (p.sum() or 1.0) * 1e-12
+        p = np.where(allowed & (p == 0), tiny, p)
+    return rng.choice(len(p), size=size, replace=False, p=p / p.sum())
+
+
+@register("ridge_leverage")
+def ridge_leverage(X, kernel, c, rng, accelerated=False):
+    """Recursive ridge leverage score sampling (Musco & Musco, NIPS 2017, Algorithm 3).
+
+    Never forms K: each level halves the point set, estimates the lambda-ridge
+    leverage scores of the larger set from the landmarks chosen on the smaller
+    one, ``tau_i ~ (K_ii - k_iS (K_SS + lambda W^-2)^-1 k_Si) / lambda`` (Cholesky
+    solve), with lambda set from the tail of the weighted landmark spectrum so that
+    about c landmarks are kept; the top level draws exactly c distinct indices with
+    probability ~ tau.  Cost O(n c (d + c)) time, O(n c) memory.
+    """
+    from scipy import linalg
+
+    n = len(X)
+    s_level = c if not accelerated else int(np.ceil(np.sqrt((n * c + c**3) / (4 * n))))
+    oversample = max(np.log(max(s_level, 2)), 1.0)
+    k = max(1, int(np.ceil(s_level / (4 * oversample))))
+    n_levels = max(0, int(np.ceil(np.log(n / s_level) / np.log(2)))) if n > s_level else 0
+    perm = rng.permutation(n)
+    sizes = [n]
+    for _ in range(n_levels):
+        sizes.append(int(np.ceil(sizes[-1] / 2)))
+    samp = np.arange(sizes[-1])  # positions (into perm) of the current landmarks
+    weights = np.ones(len(samp))
+    diag = kernel.diag(X)
+    for level in range(n_levels, -1, -1):
+        current = perm[: sizes[level]]
+        KS = kernel(X[current], X[perm[samp]])  # |current| x |samp|
+        SKS = KS[samp]
+        m = len(samp)
+        if k >= m:
+            lam = 1e-5
+        else:
+            Wt = SKS * weights[:, None] * weights[None, :]
+            top = linalg.eigvalsh((Wt + Wt.T) / 2, subset_by_index=[m - k, m - 1])
+            lam = max((np.sum(np.diag(SKS) * weights**2) - np.sum(np.abs(top))) / k, 1e-10)
+        A = SKS + np.diag(lam / weights**2)
+        try:
+            sol = linalg.cho_solve(linalg.cho_factor(A, lower=True), KS.T)
+        except linalg.LinAlgError:
+            sol = linalg.lstsq(A, KS.T)[0]
+        resid = np.maximum(diag[current] - np.einsum("ij,ji->i", KS, sol), 0.0)
+        if level > 0:
+            levs = np.minimum(1.0, oversample * resid / lam)
+            chosen = np.flatnonzero(rng.random(len(current)) < levs)
+            if len(chosen) == 0:
+                levs[:] = s_level / len(current)
+                chosen = rng.choice(len(current), size=min(s_level, len(current)), replace=False)
+            samp, weights = chosen, np.sqrt(1.0 / levs[chosen])
+        else:
+            levs = np.minimum(1.0, resid / lam)
+            chosen = _draw(rng, levs, c)
+            return np.sort(perm[chosen])
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _adaptive(X, kernel, c, rng, s, score, rank):
+    """Shared loop of the adaptive samplers: s uniform columns, then s more per round.
+
+    ``score(C, W, idx, T)`` returns the unnormalised probabilities of the next round
+    given the sampled columns ``C = K[:, idx]``, ``W = K[idx, idx]`` and ``T`` with
+    ``W_k^+ = T T^T``; already chosen indices get probability 0.
+    """
+    s = max(1, int(round(0.1 * c)) if s is None else int(s))
+    s = min(s, c)
+    chosen = list(rng.choice(len(X), size=s, replace=False))
+    C = kernel(X, X[chosen])
+    while len(chosen) < c:
+        idx = np.asarray(chosen)
+        W = C[idx]
+        k = rank if rank is not None else max(1, int(np.ceil(s / 2)))
+        T, _ = lowrank_pinv_factor(W, min(k, len(idx)))
+        new = _draw(rng, score(C, W, idx, T), min(s, c - len(idx)), exclude=idx)
+        chosen.extend(new.tolist())
+        C = np.hstack([C, kernel(X, X[new])])
+    return np.asarray(chosen)
+
+
+_ADAPTIVE_DOC = """
+    Starts from ``s`` uniform columns and adds ``s`` per round until c (defaults
+    from seed 000: ``s = 0.1 c``).  C~ uses the rank-k pseudo-inverse ``W_k^+``:
+    with the full ``W^+``, C~ = C W^+ W = C and the residual on the sampled
+    columns would vanish, so ``rank`` k must be below the number of sampled
+    columns (default ``ceil(s / 2)``; a round whose residual is zero falls back
+    to uniform over the remaining indices).
+"""
+
+
+@register("adaptive_deshpande")
+def adaptive_deshpande(X, kernel, c, rng, s=None, rank=None):
+    """Adaptive sampling with the full residual: ``p_i ~ ||(K - K~)[:, i]||^2``.
+
+    One block-wise pass over K per round (O(n^2 (d + k)) time, O(n k) memory).
+    """
+
+    def score(C, W, idx, T):
+        V = C @ T
+        p = np.zeros(len(X))
+        for sl, blk in kernel.blocks(X, X):
+            blk -= V[sl] @ V.T
+            blk *= blk
+            p += blk.sum(axis=0)
+        return p
+
+    return _adaptive(X, kernel, c, rng, s, score, rank)
+
+
+def kumar_scores(C, W, idx, T):
+    """Unnormalised ``p_i = ||(C - C W_k^+ W)[i, :]||^2`` (``W_k^+ = T T^T``)."""
+    R = C - C @ (T @ (T.T @ W))
+    return np.einsum("ij,ij->i", R, R)
+
+
+def ms_scores(C, W, idx, T, yw):
+    """Unnormalised Adapt-MS ``p_i = ||E[i, :]||^2``, ``E = (C - C~) o (yw yw[idx]^T)``."""
+    R = (C - C @ (T @ (T.T @ W))) * yw[idx][None, :]
+    return yw**2 * np.einsum("ij,ij->i", R, R)
+
+
+@register("adaptive_kumar")
+def adaptive_kumar(X, kernel, c, rng, s=None, rank=None):
+    """Adaptive sampling on the sampled columns only: ``p_i ~ ||(C - C~)[i, :]||^2``.
+
+    O(n c k) per round, no pass over K.  The price: a point whose kernel values to
+    every sampled column are ~0 (a cluster not yet reached) has ~0 residual and is
+    unlikely to be picked, unlike with ``adaptive_deshpande``.
+    """
+
+    return _adaptive(X, kernel, c, rng, s, kumar_scores, rank)
+
+
+def _ms_labels(y):
+    """Seed 000's label weighting: +1 -> 1/l+, -1 -> -1/l- for two classes; regression as is."""
+    y = np.asarray(y, dtype=np.float64).ravel()
+    values = np.unique(y)
+    if len(values) == 2:
+        pos = y == values[1]
+        return np.where(pos, 1.0 / pos.sum(), -1.0 / (~pos).sum())
+    return y
+
+
+@register("adaptive_ms", needs_y=True)
+def adaptive_ms(X, kernel, c, rng, y=None, s=None, rank=None):
+    """Criterion-driven adaptive sampling, seed 000 Algorithm 2 (Adapt-MS).
+
+    ``E = (C - C~) o (y y_I^T)`` (Hadamard product with the labels restricted to the
+    sampled columns) and ``p_i ~ ||E[i, :]||^2``: the paper writes "column i" and
+    "y_nu the first nu elements of y", but E is l x nu, so the row of point i and
+    the labels of the sampled indices are what is meant.  Binary labels become
+    1/l+ and -1/l-; regression targets are used as they are.
+    """
+    yw = _ms_labels(y)
+    if len(yw) != len(X):
+        raise ValueError(f"adaptive_ms: y has {len(yw)} entries, X has {len(X)} rows")
+
+    return _adaptive(X, kernel, c, rng, s, lambda C, W, idx, T: ms_scores(C, W, idx, T, yw), rank)
+
+
+for _f in (adaptive_deshpande, adaptive_kumar, adaptive_ms):
+    _f.__doc__ += _ADAPTIVE_DOC
+
+
+@register("gaussian_sketch")
+def gaussian_sketch(X, kernel, c, rng):
+    """A Gaussian sketch ``S`` (n x c, entries N(0, 1/c)); Nystrom then uses ``C = K S``."""
+    return Sketch(rng.standard_normal((len(X), c)) / np.sqrt(c))
