@@ -191,3 +191,17 @@ def test_mcm_grid_handling():
         approx.build("mcm", X, kernels.make("gaussian"), grid=(5, 2))
     with pytest.raises(ValueError, match="radial kernel"):
         approx.build("mcm", X, kernels.make("polynomial"))
+
+
+def test_streaming_nystrom_equals_stored(X, kern, rng):
+    idx = np.arange(0, 60, 4)
+    a = approx.build("nystrom", X, kern, landmarks=idx)
+    b = approx.build("nystrom", X, kern, landmarks=idx, store_C=False)
+    assert b.C is None
+    y = rng.normal(size=60)
+    np.testing.assert_allclose(b.solve(0.3, y), a.solve(0.3, y), rtol=1e-9)
+    np.testing.assert_allclose(b.eigvals(), a.eigvals(), rtol=1e-9)
+    np.testing.assert_allclose(b.factor() @ b.factor().T, a.dense(), atol=1e-10)  # V up to signs
+    CtC, Cty = b.moments(y)
+    np.testing.assert_allclose(CtC, a.C.T @ a.C, atol=1e-10)
+    np.testing.assert_allclose(Cty, a.C.T @ y, atol=1e-10)

@@ -88,3 +88,14 @@ def test_width_heuristics(rng):
     assert kernels.resolve_width(0.25, X) == 0.25
     with pytest.raises(ValueError, match="width heuristic"):
         kernels.resolve_width("mode", X)
+
+
+@pytest.mark.parametrize("n,m", [(50, 7), (700, 300), (20000, 260)])  # the last one runs threaded
+def test_gram_streams_ctc_and_cty(rng, n, m):
+    X, y = rng.normal(size=(n, 3)), rng.normal(size=(n, 2))
+    kern = kernels.make("gaussian", gamma=0.3)
+    C = kern(X, X[:m])
+    G, b = kern.gram(X, X[:m], y)
+    np.testing.assert_allclose(G, C.T @ C, rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(b, C.T @ y, rtol=1e-10, atol=1e-10)
+    assert kern.gram(X, X[:m])[1] is None

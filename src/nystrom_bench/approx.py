@@ -121,7 +121,7 @@ def lowrank_pinv_factor(W, rank=None, rcond=RCOND):
     indefinite kernel are dropped), then the top ``rank`` of them.  Returns
     ``(T, eigenvalues kept)``.
     """
-    w, U = linalg.eigh((W + W.T) / 2)
+    w, U = linalg.eigh(W, check_finite=False)  # reads one triangle: no symmetrised copy needed
     w, U = w[::-1], U[:, ::-1]
     keep = w > rcond * max(w[0], 0.0)
     if rank is not None:
@@ -131,7 +131,9 @@ def lowrank_pinv_factor(W, rank=None, rcond=RCOND):
         keep[rank:] = False
     if not keep.any():
         raise ValueError("the landmark kernel matrix W has no positive eigenvalue")
-    return U[:, keep] / np.sqrt(w[keep]), w[keep]
+    T = U[:, keep]
+    T /= np.sqrt(w[keep])
+    return T, w[keep]
 
 
 class KernelOperator:
@@ -222,19 +224,25 @@ class ExactOperator(KernelOperator):
 class LowRankOperator(KernelOperator):
     """``K~ = V V^T`` with ``V = C T`` (n x k); the shared machinery of the Nystrom family.
 
-    ``solve`` uses the Woodbury identity
-    ``(V V^T + s I)^-1 y = (y - V (s I_k + V^T V)^-1 V^T y) / s``
-    with a Cholesky factor of the k x k matrix.  (Seed 003, eq. (5), writes
-    ``mu I_k`` inside the inverse; with shift ``s = mu l`` it must be
-    ``mu l I_k``, as Woodbury gives -- the paper has a typo there.)
-    ``eigvals`` are the exact non-zero eigenvalues of K~: those of ``V^T V``.
-    Subclasses set ``X, kernel, C, T`` and implement :meth:`cross`.
+    Only C (n x c) is stored -- V is never materialised unless :meth:`factor` is
+    called -- so the memory is one n x c array:
+
+    - ``V^T V = T^T (C^T C) T`` with ``C^T C`` from one SYRK (half a GEMM's flops);
+    - ``solve`` uses the Woodbury identity
+      ``(V V^T + s I)^-1 y = (y - V (s I_k + V^T V)^-1 V^T y) / s``
+      with a Cholesky factor of the k x k matrix, applying ``V = C T`` as two
+      products.  (Seed 003, eq. (5), writes ``mu I_k`` inside the inverse; with
+      shift ``s = mu l`` it must be ``mu l I_k``, as Woodbury gives -- the paper
+      has a typo there.)
+    - ``eigvals`` are the exact non-zero eigenvalues of K~: those of ``V^T V``.
+
+    Subclasses set ``X, kernel, C, T`` (via :meth:`_init_lowrank`) and implement :meth:`cross`.
     """
 
     def _init_lowrank(self, X, kernel, C, T):
         self.X, self.kernel, self.C, self.T = X, kernel, C, T
-        self.V = C @ T
         self.rank = T.shape[1]
+        self._CtC = None
         self._VtV = None
         self._chol = {}
 
@@ -242,11 +250,61 @@ class LowRankOperator(KernelOperator):
         """The cross-kernel ``K(X_new, .)`` against what C was built from (landmarks, or X S)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
+    def cross_mv(self, X_new, v):
+        """``cross(X_new) @ v`` (subclasses may avoid forming the cross-kernel)."""
+        return self.cross(X_new) @ v
+
+    # -- C, stored or recomputed block-wise ----------------------------------------------------
+    def _C(self):
+        return self.C if self.C is not None else self.cross(self.X)
+
+    def _Ct(self, y):
+        """``C^T y``."""
+        return self.C.T @ y if self.C is not None else self._cross_t(y)
+
+    def _cross_t(self, y):  # pragma: no cover - only for operators that may skip storing C
+        raise NotImplementedError
+
+    def moments(self, y=None):
+        """``(C^T C, C^T y)``; one block-wise pass when C is not stored."""
+        if self.C is None:
+            CtC, Cty = self._stream_gram(y)
+            self._CtC = CtC if self._CtC is None else self._CtC
+            return self._CtC, Cty
+        return self.CtC, (None if y is None else self.C.T @ y)
+
+    def _stream_gram(self, y):  # pragma: no cover - only for operators that may skip storing C
+        raise NotImplementedError
+
+    @property
+    def CtC(self):
+        """``C^T C`` (c x c), by symmetric rank-k updates (SYRK)."""
+        if self._CtC is None:
+            if self.C is None:
+                return self.moments()[0]
+            from scipy.linalg.blas import dsyrk
+
+            if self.C.flags.c_contiguous:  # C.T is then Fortran-ordered: A A^T = C^T C, no copy
+                G = dsyrk(1.0, self.C.T, trans=0)
+            else:
+                G = dsyrk(1.0, np.asfortranarray(self.C), trans=1)
+            self._CtC = np.triu(G) + np.triu(G, 1).T  # syrk fills the upper triangle
+        return self._CtC
+
     @property
     def VtV(self):
         if self._VtV is None:
-            self._VtV = self.V.T @ self.V
+            self._VtV = self.T.T @ self.CtC @ self.T
         return self._VtV
+
+    def Vt(self, y):
+        """``V^T y`` without forming V."""
+        return self.T.T @ self._Ct(y)
+
+    def V_mv(self, t):
+        """``V t`` without forming V."""
+        Tt = self.T @ t
+        return self.C @ Tt if self.C is not None else self.cross_mv(self.X, Tt)
 
     def solve(self, shift, y):
         shift = _check_shift(shift, self.name)
@@ -254,15 +312,16 @@ class LowRankOperator(KernelOperator):
         if shift not in self._chol:
             A = self.VtV.copy()
             A.flat[:: self.rank + 1] += shift
-            self._chol = {shift: linalg.cho_factor(A, lower=True, check_finite=False)}
-        t = linalg.cho_solve(self._chol[shift], self.V.T @ y, check_finite=False)
-        return (y - self.V @ t) / shift
+            self._chol = {shift: linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)}
+        t = linalg.cho_solve(self._chol[shift], self.Vt(y), check_finite=False)
+        return (y - self.V_mv(t)) / shift
 
     def eigvals(self):
         return np.maximum(linalg.eigvalsh(self.VtV)[::-1], 0.0)
 
     def factor(self):
-        return self.V
+        """V = C T (allocates an n x k array)."""
+        return self._C() @ self.T
 
     def features(self, X_new):
         return self.cross(_as_2d(X_new)) @ self.T
@@ -302,7 +361,9 @@ class NystromOperator(LowRankOperator):
         self.n_landmarks = W.shape[0]
 
     @classmethod
-    def build(cls, X, kernel, landmarks=None, rank=None):
+    def build(cls, X, kernel, landmarks=None, rank=None, store_C=True):
+        """``store_C=False`` (landmarks only) keeps O(c^2) memory: C = K(X, Z) is never held;
+        :meth:`moments` streams ``C^T C, C^T y`` and :meth:`solve` re-evaluates kernel blocks."""
         if landmarks is None:
             raise ValueError("nystrom: pass landmarks= (indices into X, (c, d) points, or a Sketch)")
         if isinstance(landmarks, Sketch):
@@ -312,14 +373,27 @@ class NystromOperator(LowRankOperator):
             C = kernel.mmv(X, X, S)
             return cls(X, kernel, C, S.T @ C, rank, S=S)
         Z, idx = _landmark_points(X, landmarks, "nystrom")
+        if not store_C:
+            return cls(X, kernel, None, kernel(Z), rank, landmark_indices=idx, Z=Z)
         C = kernel(X, Z)
         W = C[idx] if idx is not None else kernel(Z)
         return cls(X, kernel, C, W, rank, landmark_indices=idx, Z=Z)
+
+    def _cross_t(self, y):
+        return self.kernel.mmv(self.Z, self.X, y)
+
+    def _stream_gram(self, y):
+        return self.kernel.gram(self.X, self.Z, y)
 
     def cross(self, X_new):
         if self.S is not None:
             return self.kernel.mmv(X_new, self.X, self.S)
         return self.kernel(X_new, self.Z)
+
+    def cross_mv(self, X_new, v):
+        if self.S is not None:
+            return self.kernel.mmv(X_new, self.X, self.S @ v)
+        return self.kernel.mmv(X_new, self.Z, v)  # block-wise: never the full n_new x c matrix
 
     def spectrum_estimate(self):
         """``(n/c) lambda_i(W_k)``: Nystrom's estimate of the top-k eigenvalues of K (seed 003)."""

@@ -45,6 +45,7 @@ __all__ = [
     "Split",
     "DataError",
     "save_npz_atomic",
+    "make_scalable",
 ]
 
 TASKS = ("regression", "binary", "multiclass")
@@ -176,6 +177,9 @@ def _synthetic(kind, params, name):
     rng = seeded_rng(0, "synthetic", name)
     if kind == "gnkr":
         return _gnkr_function(params["function"], int(params["n_samples"]), rng)
+    if kind == "scalable":
+        return make_scalable(int(params["n_samples"]), int(params["n_features"]), seed=0,
+                             noise=float(params.get("noise", 0.1)))
     if kind == "friedman1":
         from sklearn.datasets import make_friedman1
 
@@ -185,6 +189,23 @@ def _synthetic(kind, params, name):
             random_state=int(rng.integers(2**31 - 1)),
         )
     raise DataError(f"unknown synthetic generator {kind!r} (data set {name!r})")
+
+
+def make_scalable(n_samples, n_features, seed=0, noise=0.1):
+    """Scalable regression data for performance studies (n up to millions, any d).
+
+    ``X ~ N(0, I_d)``, ``y = sin(X w) + 0.5 cos(X v) + noise``, with fixed random
+    directions w, v of norm 1 (so a Gaussian kernel of width ~ sqrt(d) fits it).
+    Generated in chunks: memory is the output only.
+    """
+    rng = seeded_rng(seed, "scalable", n_features)
+    w, v = rng.normal(size=(2, n_features))
+    w, v = w / np.linalg.norm(w), v / np.linalg.norm(v)
+    X = np.empty((int(n_samples), int(n_features)))
+    for start in range(0, len(X), 100_000):
+        X[start : start + 100_000] = rng.standard_normal((min(100_000, len(X) - start), n_features))
+    y = np.sin(X @ w) + 0.5 * np.cos(X @ v) + noise * rng.standard_normal(len(X))
+    return X, y
 
 
 def obtain(name):

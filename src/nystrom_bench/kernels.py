@@ -85,63 +85,157 @@ class Kernel:
 
     # -- shared machinery -----------------------------------------------------------------------
     uses_sq_norms = False
+    #: below this many kernel values a call runs in one thread (threading costs ~ms)
+    PARALLEL_MIN = 4_000_000
 
     def _rows_per_block(self, m):
         return max(1, self.block_bytes // (8 * max(m, 1)))
 
-    def blocks(self, X, Y=None):
-        """Yield ``(row_slice, block)`` covering ``K(X, Y)``; each block is a fresh array."""
+    def _prepare(self, X, Y):
         X = _as_2d(X)
         Y = X if Y is None else _as_2d(Y, "Y")
+        if X.shape[1] != Y.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}")
         ysq = np.einsum("ij,ij->i", Y, Y) if self.uses_sq_norms else None
+        return X, Y, ysq
+
+    def _fill_rows(self, X, Y, ysq, sl, out):
+        xsq = np.einsum("ij,ij->i", X[sl], X[sl]) if self.uses_sq_norms else None
+        self._fill(X[sl], Y, out, xsq, ysq)
+
+    def _for_blocks(self, X, Y, ysq, work, step=None):
+        """Call ``work(slice, scratch)`` for every row block, on ``n_threads`` threads.
+
+        Each thread runs whole blocks (GEMM + element-wise work while the block is
+        in cache) with single-threaded BLAS, so the element-wise part (exp) is
+        parallel too; the thread count is the number of BLAS threads in force
+        (``threadpoolctl.threadpool_limits`` in a job sets both).
+        """
+        step = step or self._rows_per_block(len(Y))
+        slices = [slice(i, min(i + step, len(X))) for i in range(0, len(X), step)]
+        threads = _blas_threads() if len(X) * len(Y) >= self.PARALLEL_MIN else 1
+        if threads <= 1 or len(slices) < 2:
+            for sl in slices:
+                work(sl)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(threads) as pool:
+            for f in [pool.submit(work, sl) for sl in slices]:
+                f.result()
+
+    def blocks(self, X, Y=None):
+        """Yield ``(row_slice, block)`` covering ``K(X, Y)``; each block is a fresh array."""
+        X, Y, ysq = self._prepare(X, Y)
         step = self._rows_per_block(len(Y))
         for start in range(0, len(X), step):
             sl = slice(start, min(start + step, len(X)))
-            Xb = X[sl]
-            xsq = np.einsum("ij,ij->i", Xb, Xb) if self.uses_sq_norms else None
-            out = np.empty((len(Xb), len(Y)))
-            self._fill(Xb, Y, out, xsq, ysq)
+            out = np.empty((sl.stop - sl.start, len(Y)))
+            self._fill_rows(X, Y, ysq, sl, out)
             yield sl, out
 
     def __call__(self, X, Y=None):
         """Kernel matrix K(X, Y), shape (n_X, n_Y); ``Y=None`` means ``Y = X``."""
-        X = _as_2d(X)
         same = Y is None
-        Y = X if same else _as_2d(Y, "Y")
-        if X.shape[1] != Y.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}")
+        X, Y, ysq = self._prepare(X, Y)
         out = np.empty((len(X), len(Y)))
-        ysq = np.einsum("ij,ij->i", Y, Y) if self.uses_sq_norms else None
-        step = self._rows_per_block(len(Y))
-        for start in range(0, len(X), step):
-            sl = slice(start, min(start + step, len(X)))
-            xsq = np.einsum("ij,ij->i", X[sl], X[sl]) if self.uses_sq_norms else None
-            self._fill(X[sl], Y, out[sl], xsq, ysq)
+        self._for_blocks(X, Y, ysq, lambda sl: self._fill_rows(X, Y, ysq, sl, out[sl]))
         if same:  # exact diagonal (the norms trick leaves ~1e-16 round-off there)
             out.flat[:: len(X) + 1] = self.diag(X)
         return out
 
+    def _scratch_work(self, X, Y, ysq, consume, step=None):
+        """Block worker with one reusable scratch buffer per thread."""
+        import threading
+
+        local = threading.local()
+        step = step or self._rows_per_block(len(Y))
+
+        def work(sl):
+            buf = getattr(local, "buf", None)
+            if buf is None:
+                buf = local.buf = np.empty((step, len(Y)))
+            blk = buf[: sl.stop - sl.start]
+            self._fill_rows(X, Y, ysq, sl, blk)
+            consume(sl, blk)
+
+        return work
+
     def mmv(self, X, Y, v):
         """``K(X, Y) @ v`` computed block-wise; ``v`` has shape (n_Y,) or (n_Y, t)."""
         v = np.asarray(v, dtype=np.float64)
-        X = _as_2d(X)
+        X, Y, ysq = self._prepare(X, Y)
+        if v.shape[0] != len(Y):
+            raise ValueError(f"v has {v.shape[0]} rows, K(X, Y) has {len(Y)} columns")
         res = np.empty((len(X),) + v.shape[1:])
-        for sl, blk in self.blocks(X, Y):
+
+        def consume(sl, blk):
             res[sl] = blk @ v
+
+        self._for_blocks(X, Y, ysq, self._scratch_work(X, Y, ysq, consume))
         return res
 
+    #: memory for one chunk of C in :meth:`gram` (bytes)
+    GRAM_CHUNK_BYTES = 128 * 2**20
+
+    def gram(self, X, Z, y=None):
+        """``(C^T C, C^T y)`` for ``C = K(X, Z)``, streaming over row chunks, never holding C.
+
+        Each chunk of C (``GRAM_CHUNK_BYTES``) is evaluated by the threaded kernel and
+        folded in with one multithreaded symmetric rank-k update (SYRK, half a GEMM's
+        flops, deep inner dimension): memory O(m^2 + chunk) instead of O(n m).
+        ``C^T y`` is None if y is None.
+        """
+        from scipy.linalg.blas import dsyrk
+
+        X, Z, _ = self._prepare(X, Z)
+        m = len(Z)
+        rows = max(512, self.GRAM_CHUNK_BYTES // (8 * m))
+        y = None if y is None else np.asarray(y, dtype=np.float64)
+        G = np.zeros((m, m), order="F")
+        Cty = None if y is None else np.zeros((m,) + y.shape[1:])
+        for start in range(0, len(X), rows):
+            sl = slice(start, min(start + rows, len(X)))
+            Cb = self(X[sl], Z)
+            G = dsyrk(1.0, Cb.T, beta=1.0, c=G, trans=0, overwrite_c=1)  # G += Cb^T Cb (upper)
+            if y is not None:
+                Cty += Cb.T @ y[sl]
+            del Cb
+        for j in range(0, m, 256):  # mirror the upper triangle into the lower, in place
+            e = min(j + 256, m)
+            G[j:e, :j] = G[:j, j:e].T
+            D = G[j:e, j:e]
+            D[...] = np.triu(D) + np.triu(D, 1).T
+        return np.ascontiguousarray(G), Cty
+
     def column_sq_norms(self, X):
-        """``||K[:, j]||_2^2`` for every column j of K(X, X), in O(n) extra memory."""
-        X = _as_2d(X)
-        acc = np.zeros(len(X))
-        for _, blk in self.blocks(X, X):
-            blk *= blk
-            acc += blk.sum(axis=0)
-        return acc
+        """``||K[:, j]||_2^2`` for every column j of K(X, X), in O(n) extra memory per thread."""
+        X, Y, ysq = self._prepare(X, None)
+        import threading
+
+        lock, total = threading.Lock(), np.zeros(len(X))
+
+        def consume(sl, blk):
+            part = np.einsum("ij,ij->j", blk, blk)
+            with lock:
+                total[:] += part
+
+        self._for_blocks(X, Y, ysq, self._scratch_work(X, Y, ysq, consume))
+        return total
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({args})"
+
+
+def _blas_threads():
+    """Number of BLAS threads currently in force (1 if unknown)."""
+    from threadpoolctl import threadpool_info
+
+    counts = [i.get("num_threads", 1) for i in threadpool_info() if i.get("user_api") == "blas"]
+    return max(counts) if counts else 1
 
 
 def _sq_dists_into(Xb, Y, out, xsq, ysq):
@@ -179,12 +273,21 @@ class Gaussian(Kernel):
             raise ValueError(f"gaussian kernel: gamma must be a positive finite number, got {gamma}")
         self.gamma = float(gamma)
 
-    def _fill(self, Xb, Y, out, xsq, ysq):
-        # exp(-g(|x|^2 + |y|^2 - 2xy)) with the scaling folded into the GEMM output, in place
-        np.dot(Xb, Y.T, out=out)
-        out *= 2.0 * self.gamma
-        out -= (self.gamma * xsq)[:, None]
-        out -= (self.gamma * ysq)[None, :]
+    # The whole exponent comes out of one GEMM, [x, 1, |x|^2] . [2g z, -g |z|^2, -g]^T
+    # = -g |x - z|^2, leaving only a clamp (round-off) and an in-place exp per block.
+    def _prepare(self, X, Y):
+        X, Y, ysq = super()._prepare(X, Y)
+        g = self.gamma
+        Ya = np.hstack([2.0 * g * Y, (-g * ysq)[:, None], np.full((len(Y), 1), -g)])
+        return X, Y, Ya
+
+    def _fill_rows(self, X, Y, Ya, sl, out):
+        Xb = X[sl]
+        Xa = np.empty((len(Xb), Xb.shape[1] + 2))
+        Xa[:, :-2] = Xb
+        Xa[:, -2] = 1.0
+        np.einsum("ij,ij->i", Xb, Xb, out=Xa[:, -1])
+        np.dot(Xa, Ya.T, out=out)
         np.minimum(out, 0.0, out=out)
         np.exp(out, out=out)
 

@@ -50,6 +50,7 @@ def _psd_solve(A, b):
     try:
         return linalg.cho_solve(linalg.cho_factor(A, lower=True, check_finite=False), b, check_finite=False)
     except linalg.LinAlgError:
+        A = (A + A.T) / 2
         return linalg.lstsq(A, b, cond=approx.RCOND, check_finite=False)[0]
 
 
@@ -183,7 +184,9 @@ class KRR(RegressorMixin, BaseEstimator):
                 self.dual_coef_ = self.operator_.solve(self.alpha, y)
             self.X_fit_ = X
         else:
-            op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, y, kern), rank=self.rank)
+            # LLA and NCR only need C^T C, C^T y and W: stream them, never hold the n x c matrix C
+            op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, y, kern), rank=self.rank,
+                              store_C=self.mode == "gsa")
             self.operator_ = op
             self.landmarks_, self.component_indices_ = op.Z, op.landmark_indices
             if self.mode == "gsa":
@@ -191,13 +194,15 @@ class KRR(RegressorMixin, BaseEstimator):
                     raise ValueError("KRR(mode='gsa') needs alpha > 0: K~ is low-rank")
                 self.dual_coef_ = op.solve(self.alpha, y)
                 self.X_fit_ = X
-            elif self.mode == "lla":
-                A = op.VtV.copy()
-                A.flat[:: A.shape[0] + 1] += self.alpha
-                self.coef_ = _psd_solve(A, op.factor().T @ y)
-            else:  # ncr: (C^T C + alpha W)^+ C^T y, predictions cross(X_new) beta
-                A = op.C.T @ op.C + self.alpha * op.W
-                self.coef_ = _psd_solve((A + A.T) / 2, op.C.T @ y)
+            else:
+                CtC, Cty = op.moments(y)
+                if self.mode == "lla":  # (V^T V + alpha I) w = V^T y with V = C T
+                    A = op.VtV.copy()
+                    A.flat[:: A.shape[0] + 1] += self.alpha
+                    self.coef_ = _psd_solve(A, op.T.T @ Cty)
+                else:  # ncr: (C^T C + alpha W)^+ C^T y, predictions cross(X_new) beta
+                    A = CtC + self.alpha * op.W
+                    self.coef_ = _psd_solve(A, Cty)
         self.fit_time_ = time.perf_counter() - t0
         return self
 
@@ -207,9 +212,9 @@ class KRR(RegressorMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         if self.approximation == "exact" or self.mode == "gsa":
             return self.kernel_.mmv(X, self.X_fit_, self.dual_coef_)
-        if self.mode == "lla":
-            return self.operator_.features(X) @ self.coef_
-        return self.operator_.cross(X) @ self.coef_
+        if self.mode == "lla":  # phi(X) w = cross(X) (T w): one block-wise kernel product
+            return self.operator_.cross_mv(X, self.operator_.T @ self.coef_)
+        return self.operator_.cross_mv(X, self.coef_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -205,11 +205,13 @@ def ridge_leverage(X, kernel, c, rng, accelerated=False):
             top = linalg.eigvalsh((Wt + Wt.T) / 2, subset_by_index=[m - k, m - 1])
             lam = max((np.sum(np.diag(SKS) * weights**2) - np.sum(np.abs(top))) / k, 1e-10)
         A = SKS + np.diag(lam / weights**2)
-        try:
-            sol = linalg.cho_solve(linalg.cho_factor(A, lower=True), KS.T)
-        except linalg.LinAlgError:
-            sol = linalg.lstsq(A, KS.T)[0]
-        resid = np.maximum(diag[current] - np.einsum("ij,ji->i", KS, sol), 0.0)
+        A.flat[:: m + 1] += 1e-12 * np.abs(np.diag(A)).max()  # guard against round-off
+        # k_i^T A^-1 k_i = ||L^-1 k_i||^2 with A = L L^T: one triangular solve (n m^2 flops),
+        # in place on KS^T (Fortran-ordered view of KS, no longer needed afterwards)
+        L = linalg.cholesky(A, lower=True, check_finite=False)
+        B = linalg.solve_triangular(L, KS.T, lower=True, overwrite_b=True, check_finite=False)
+        resid = np.maximum(diag[current] - np.einsum("ij,ij->j", B, B), 0.0)
+        del KS, B
         if level > 0:
             levs = np.minimum(1.0, oversample * resid / lam)
             chosen = np.flatnonzero(rng.random(len(current)) < levs)
