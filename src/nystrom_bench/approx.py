@@ -18,7 +18,8 @@ with any approximation and no special cases:
 ``dense()``
     K~ as an n x n array (small n, for tests and diagnostics).
 
-plus ``fit_time_`` (seconds spent building it) and ``rank``.
+plus ``fit_time_`` (seconds spent building it), ``nbytes_`` (memory of the arrays it
+holds, X excluded) and ``rank``.
 
 Available: ``exact``, ``nystrom`` (landmark indices, points, or a sketch),
 ``modified_nystrom``, ``optimal`` and ``mcm``.
@@ -102,7 +103,18 @@ def build(name, X, kernel, **options):
     t0 = time.perf_counter()
     op = cls.build(_as_2d(X), make(kernel), **options)
     op.fit_time_ = time.perf_counter() - t0
+    op.nbytes_ = _held_bytes(op)
     return op
+
+
+def _held_bytes(op):
+    """Bytes of the arrays an operator holds beyond its input X (its memory footprint)."""
+    seen, total = {id(op.X)}, 0
+    for value in vars(op).values():
+        if isinstance(value, np.ndarray) and id(value) not in seen:
+            seen.add(id(value))
+            total += value.nbytes
+    return total
 
 
 def _check_shift(shift, name):
@@ -141,6 +153,7 @@ class KernelOperator:
 
     name = "operator"
     fit_time_ = 0.0
+    nbytes_ = 0
 
     def solve(self, shift, y):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -225,9 +238,9 @@ class LowRankOperator(KernelOperator):
     """``K~ = V V^T`` with ``V = C T`` (n x k); the shared machinery of the Nystrom family.
 
     Only C (n x c) is stored -- V is never materialised unless :meth:`factor` is
-    called -- so the memory is one n x c array:
+    called -- so the memory is one n x c array (none with ``store_C=False``):
 
-    - ``V^T V = T^T (C^T C) T`` with ``C^T C`` from one SYRK (half a GEMM's flops);
+    - ``V^T V = T^T (C^T C) T``;
     - ``solve`` uses the Woodbury identity
       ``(V V^T + s I)^-1 y = (y - V (s I_k + V^T V)^-1 V^T y) / s``
       with a Cholesky factor of the k x k matrix, applying ``V = C T`` as two
@@ -278,17 +291,11 @@ class LowRankOperator(KernelOperator):
 
     @property
     def CtC(self):
-        """``C^T C`` (c x c), by symmetric rank-k updates (SYRK)."""
+        """``C^T C`` (c x c): one GEMM, or a streaming pass when C is not stored."""
         if self._CtC is None:
             if self.C is None:
                 return self.moments()[0]
-            from scipy.linalg.blas import dsyrk
-
-            if self.C.flags.c_contiguous:  # C.T is then Fortran-ordered: A A^T = C^T C, no copy
-                G = dsyrk(1.0, self.C.T, trans=0)
-            else:
-                G = dsyrk(1.0, np.asfortranarray(self.C), trans=1)
-            self._CtC = np.triu(G) + np.triu(G, 1).T  # syrk fills the upper triangle
+            self._CtC = self.C.T @ self.C
         return self._CtC
 
     @property

@@ -49,6 +49,10 @@ def check(config):
                     f"{where}.datasets: unknown data set {ds!r}; choose one of {', '.join(known_data)} "
                     "(see `python -m nystrom_bench.data list`)"
                 )
+            try:
+                data.check_available(ds)
+            except data.DataError as exc:
+                raise ConfigError(f"{where}.datasets: {exc}") from None
         for klabel, kspec in block["kernels"].items():
             kname = kspec.get("kernel", klabel)
             if kname not in kernels.available():

@@ -46,6 +46,7 @@ __all__ = [
     "DataError",
     "save_npz_atomic",
     "make_scalable",
+    "check_available",
 ]
 
 TASKS = ("regression", "binary", "multiclass")
@@ -222,6 +223,19 @@ def obtain(name):
     y = np.asarray(y, dtype=np.float64 if e["task"] == "regression" else np.int64)
     _check_arrays(name, e, X, y)
     return X, y
+
+
+def check_available(name):
+    """Raise :class:`DataError` (with the fix) if ``name`` cannot be obtained here; cheap, no parsing."""
+    e = info(name)
+    kind, _, arg = e["source"].partition(":")
+    if kind == "keel":
+        keel_path(arg)
+    elif kind == "sklearn":
+        import sklearn.datasets as skd
+
+        if not hasattr(skd, arg):
+            raise DataError(f"data set {name!r}: scikit-learn has no loader {arg!r}")
 
 
 def _check_arrays(name, e, X, y):
