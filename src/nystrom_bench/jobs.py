@@ -74,9 +74,10 @@ def save_splits(dataset, seeds, data_path, out_path):
 
     arrays = np.load(data_path)
     X, y = arrays["X"], arrays["y"]
+    n_train = int(arrays["n_train"]) if "n_train" in arrays.files and int(arrays["n_train"]) >= 0 else None
     out = {}
     for seed in seeds:
-        sp = data.make_split(dataset, seed, len(X), y)
+        sp = data.make_split(dataset, seed, len(X), y, source_n_train=n_train)
         for key, val in sp.items():
             out[f"seed{seed}_{key}"] = val
     data.save_npz_atomic(out_path, **out)

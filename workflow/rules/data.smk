@@ -1,15 +1,20 @@
-# Stage 1: obtain each data set from its source (embedded, synthetic or download) as .npz.
+# Stage 1: obtain each data set from its source (embedded, synthetic or download) as .npz;
+# downloads are cached under resources/data/raw and their checksums kept in the lock file.
 rule obtain:
     output:
         "resources/data/{dataset}.npz",
+    params:
+        dataset=lambda wildcards: wildcards.dataset,
+        cache="resources/data",
+        lock=config.get("data", {}).get("lock", "config/datasets.lock"),
     log:
         "results/logs/obtain/{dataset}.log",
     benchmark:
         "results/benchmarks/obtain/{dataset}.tsv"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=4000,
+        runtime=60,
     conda:
         "../../environment.yml"
     script:

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from .seeding import rng as seeded_rng
+from ..seeding import rng as seeded_rng
 
 __all__ = [
     "registry",
@@ -47,10 +47,12 @@ __all__ = [
     "save_npz_atomic",
     "make_scalable",
     "check_available",
+    "default_cache_dir",
 ]
 
 TASKS = ("regression", "binary", "multiclass")
-SOURCE_KINDS = ("sklearn", "keel", "synthetic")
+SOURCE_KINDS = ("sklearn", "keel", "synthetic", "url", "none")
+FORMATS = ("svmlight", "csv", "keel")
 
 
 class DataError(ValueError):
@@ -66,11 +68,19 @@ def _validate_entry(name, e):
     if e["task"] not in TASKS:
         raise DataError(f"{where}: task must be one of {TASKS}, got {e['task']!r}")
     kind, _, arg = str(e["source"]).partition(":")
-    if kind not in SOURCE_KINDS or not arg:
+    if kind not in SOURCE_KINDS or (not arg and kind not in ("url", "none")):
         raise DataError(f"{where}: source must look like '<kind>:<name>' with kind in {SOURCE_KINDS}")
+    if kind == "url":
+        if e.get("format") not in FORMATS:
+            raise DataError(f"{where}: a url source needs format: one of {FORMATS}")
+        files = e.get("files")
+        if not isinstance(files, dict) or "data" not in files and "train" not in files:
+            raise DataError(f"{where}: a url source needs files: {{data: [urls]}} or {{train: [...], test: [...]}}")
+    if kind == "none" and not e.get("unavailable"):
+        raise DataError(f"{where}: source 'none' needs 'unavailable: <reason>'")
     split = e["split"]
-    if not ("test_fraction" in split or {"n_train", "n_test"} <= set(split)):
-        raise DataError(f"{where}: split needs test_fraction or n_train and n_test")
+    if not ("test_fraction" in split or {"n_train", "n_test"} <= set(split) or split.get("source")):
+        raise DataError(f"{where}: split needs test_fraction, n_train and n_test, or source: true")
 
 
 @lru_cache(maxsize=1)
@@ -209,26 +219,101 @@ def make_scalable(n_samples, n_features, seed=0, noise=0.1):
     return X, y
 
 
-def obtain(name):
-    """Load the raw arrays of ``name`` from its source: ``(X, y)``, checked against the registry."""
+def default_cache_dir():
+    """Where downloads go: ``$NYSTROM_BENCH_DATA`` or ``resources/data`` under the working directory."""
+    return Path(os.environ.get("NYSTROM_BENCH_DATA", "resources/data"))
+
+
+def _parse(fmt, path, e):
+    from . import parsers
+
+    if fmt == "svmlight":
+        return parsers.parse_svmlight(path, n_features=e["shape"][1])
+    if fmt == "csv":
+        return parsers.parse_csv(path, target=e.get("target", -1), delimiter=e.get("delimiter"))
+    return parsers.parse_keel(path)
+
+
+def _from_urls(name, e, cache_dir, lock, timeout, retries):
+    """Download (or reuse) every file of a url source, decompress, parse; train part first."""
+    from .download import DownloadError, LockFile, decompress, fetch
+
+    cache_dir = Path(cache_dir or default_cache_dir())
+    lock = LockFile(lock) if isinstance(lock, (str, Path)) else lock
+    parts, n_train = [], None
+    for role in ("train", "test", "data"):
+        urls = e["files"].get(role)
+        if not urls:
+            continue
+        urls = [urls] if isinstance(urls, str) else urls
+        fname = Path(urls[0].split("?")[0]).name
+        raw = cache_dir / "raw" / name / fname
+        if not raw.exists():
+            try:
+                fetch(urls, raw, sha256=(e.get("sha256") or {}).get(role), lock=lock,
+                      key=f"{name}/{fname}", timeout=timeout, retries=retries)
+            except DownloadError as exc:
+                alt = e.get("offline")
+                hint = f" Offline alternative: the embedded data set {alt!r}." if alt else \
+                    " Offline alternative: use config/config.yaml (embedded data only)."
+                raise DataError(f"data set {name!r}: download failed ({exc}).{hint}") from None
+        plain = raw
+        if raw.suffix.lower() in (".bz2", ".gz", ".xz", ".zip"):
+            plain = raw.with_suffix("")
+            if not plain.exists():
+                try:
+                    decompress(raw, plain, member=e.get("member"))
+                except DownloadError as exc:
+                    raw.unlink(missing_ok=True)  # a corrupt archive is not kept in the cache
+                    raise DataError(f"data set {name!r}: {exc}; it was deleted, run again to re-download") from None
+        X, y = _parse(e["format"], plain, e)
+        if role == "train":
+            n_train = len(X)
+        parts.append((X, y))
+    X = np.vstack([p[0] for p in parts])
+    y = np.concatenate([p[1] for p in parts])
+    return X, y, n_train
+
+
+def _encode_labels(y, task):
+    if task == "regression":
+        return np.asarray(y, dtype=np.float64)
+    classes, codes = np.unique(np.asarray(y), return_inverse=True)
+    return codes.astype(np.int64)
+
+
+def obtain(name, cache_dir=None, lock=None, timeout=30.0, retries=3, return_meta=False):
+    """Load the raw arrays of ``name`` from its source: ``(X, y)``, checked against the registry.
+
+    Downloads (url sources) go to ``cache_dir`` (default :func:`default_cache_dir`) and
+    their checksums to the lock file ``lock``; class labels become 0..k-1.
+    ``return_meta=True`` also returns ``{"n_train": ...}`` (the source's own training part).
+    """
     e = info(name)
     kind, _, arg = e["source"].partition(":")
+    n_train = None
+    if kind == "none":
+        raise DataError(f"data set {name!r} has no reachable public source: {e['unavailable']}")
     if kind == "sklearn":
         X, y = _from_sklearn(arg)
     elif kind == "keel":
         X, y, _ = parse_keel_csv(keel_path(arg))
+    elif kind == "url":
+        X, y, n_train = _from_urls(name, e, cache_dir, lock, timeout, retries)
     else:
         X, y = _synthetic(arg, e.get("params", {}), name)
     X = np.ascontiguousarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64 if e["task"] == "regression" else np.int64)
+    y = _encode_labels(y, e["task"])
     _check_arrays(name, e, X, y)
-    return X, y
+    return (X, y, {"n_train": n_train}) if return_meta else (X, y)
 
 
 def check_available(name):
     """Raise :class:`DataError` (with the fix) if ``name`` cannot be obtained here; cheap, no parsing."""
     e = info(name)
     kind, _, arg = e["source"].partition(":")
+    if kind == "none":
+        raise DataError(f"data set {name!r} has no reachable public source: {e['unavailable']}")
     if kind == "keel":
         keel_path(arg)
     elif kind == "sklearn":
@@ -268,37 +353,104 @@ def save_npz_atomic(path, **arrays):
 
 
 # -- splits ---------------------------------------------------------------------------------------
-def make_split(name, seed, n, y=None):
+def make_split(name, seed, n, y=None, source_n_train=None, overrides=None):
     """Train/test indices of data set ``name`` for ``seed`` (deterministic), plus training noise.
 
-    Returns a dict with ``train``, ``test`` (sorted int indices) and ``train_noise``
-    (added to the training targets: seed 001's N(0, sd^2) noise, zeros otherwise).
-    Classification splits are stratified.
+    Protocols (the registry's ``split:``, updated by ``overrides``): random holdout
+    ``test_fraction``; fixed sizes ``n_train``/``n_test``; ``source: true`` -- the
+    source's own test set (the first ``source_n_train`` rows are its training file);
+    plus ``validation_fraction`` (train/validation/test) and ``n_labeled``
+    (semi-supervised: that many labelled training points spread evenly over the
+    classes, the rest unlabelled).
+
+    Returns a dict with sorted int indices ``train``, ``test`` (and ``validation``,
+    ``labeled`` when asked) and ``train_noise`` (added to the training targets: seed
+    001's N(0, sd^2) noise, zeros otherwise).  Classification splits are stratified.
     """
     e = info(name)
     rng = seeded_rng(seed, "split", name)
-    spec = e["split"]
-    if "test_fraction" in spec:
-        n_test = int(round(float(spec["test_fraction"]) * n))
-        n_train = n - n_test
+    spec = dict(e["split"], **(overrides or {}))
+    stratify = e["task"] != "regression" and y is not None
+    if spec.get("source"):
+        if source_n_train is None:
+            raise DataError(f"data set {name!r}: split 'source' needs the source's own train/test files")
+        train, test = np.arange(source_n_train), np.arange(source_n_train, n)
     else:
-        n_train, n_test = int(spec["n_train"]), int(spec["n_test"])
-    if n_train < 1 or n_test < 1 or n_train + n_test > n:
-        raise DataError(f"data set {name!r}: split {spec} does not fit {n} samples")
-    if e["task"] == "regression" or y is None:
-        perm = rng.permutation(n)
-        train, test = perm[:n_train], perm[n_train : n_train + n_test]
-    else:
-        from sklearn.model_selection import train_test_split
-
-        train, test = train_test_split(
-            np.arange(n), train_size=n_train, test_size=n_test, stratify=y,
-            random_state=int(rng.integers(2**31 - 1)),
-        )
+        if "test_fraction" in spec:
+            n_test = int(round(float(spec["test_fraction"]) * n))
+            n_train = n - n_test
+        else:
+            n_train, n_test = int(spec["n_train"]), int(spec["n_test"])
+        if n_train < 1 or n_test < 1 or n_train + n_test > n:
+            raise DataError(f"data set {name!r}: split {spec} does not fit {n} samples")
+        train, test = _draw_split(np.arange(n), n_train, n_test, y if stratify else None, rng)
+    out = {"train": np.sort(train), "test": np.sort(test)}
+    if spec.get("validation_fraction"):
+        n_val = int(round(float(spec["validation_fraction"]) * len(train)))
+        tr, val = _draw_split(out["train"], len(train) - n_val, n_val, y[out["train"]] if stratify else None, rng)
+        out["train"], out["validation"] = np.sort(tr), np.sort(val)
+    if spec.get("n_labeled"):
+        out["labeled"] = _labeled_subset(out["train"], int(spec["n_labeled"]), y if stratify else None, rng)
     noise_sd = float(e.get("train_noise_sd", 1.0 if e["source"] == "synthetic:gnkr" else 0.0))
-    train = np.sort(train)
-    noise = rng.normal(0.0, noise_sd, size=len(train)) if noise_sd > 0 else np.zeros(len(train))
-    return {"train": train, "test": np.sort(test), "train_noise": noise}
+    n_tr = len(out["train"])
+    out["train_noise"] = rng.normal(0.0, noise_sd, size=n_tr) if noise_sd > 0 else np.zeros(n_tr)
+    return out
+
+
+def _draw_split(idx, n_a, n_b, y, rng):
+    """Two disjoint random subsets of idx of sizes n_a and n_b, stratified by y if given.
+
+    Stratified: each class gets its share of n_b by largest remainder (at least one
+    point per class where possible), drawn uniformly within the class; n_a is then
+    drawn the same way from what is left.  numpy only (split jobs stay light).
+    """
+    idx = np.asarray(idx)
+    if y is None:
+        perm = rng.permutation(idx)
+        return perm[:n_a], perm[n_a : n_a + n_b]
+    order = np.argsort(idx, kind="stable")
+    idx, y = idx[order], np.asarray(y)[order]
+    b = _stratified_take(idx, y, n_b, rng)
+    rest = np.setdiff1d(idx, b, assume_unique=True)  # sorted, like idx
+    a = _stratified_take(rest, y[np.searchsorted(idx, rest)], n_a, rng)
+    return a, b
+
+
+def _stratified_take(idx, y, k, rng):
+    classes, inverse = np.unique(y, return_inverse=True)
+    counts = np.bincount(inverse, minlength=len(classes))
+    share = counts * (k / len(y))
+    take = np.floor(share).astype(int)
+    for c in np.argsort(-(share - take))[: k - take.sum()]:  # largest remainders
+        take[c] += 1
+    take = np.minimum(take, counts)
+    short = k - take.sum()
+    while short > 0:  # a class ran out: fill from the others
+        room = counts - take
+        c = int(np.argmax(room))
+        add = min(short, room[c])
+        take[c] += add
+        short -= add
+    chosen = [rng.choice(idx[inverse == c], take[c], replace=False) for c in range(len(classes)) if take[c]]
+    return np.concatenate(chosen) if chosen else np.array([], dtype=idx.dtype)
+
+
+def _labeled_subset(train, n_labeled, y, rng):
+    """Semi-supervised protocol: n_labeled training points spread evenly over the classes."""
+    if n_labeled > len(train):
+        raise DataError(f"n_labeled = {n_labeled} exceeds the {len(train)} training points")
+    if y is None:
+        return np.sort(rng.choice(train, n_labeled, replace=False))
+    classes = np.unique(y[train])
+    per = np.full(len(classes), n_labeled // len(classes))
+    per[: n_labeled % len(classes)] += 1
+    chosen = []
+    for c, k in zip(classes, per, strict=True):
+        pool = train[y[train] == c]
+        if k > len(pool):
+            raise DataError(f"class {c} has only {len(pool)} training points, {k} labelled ones asked")
+        chosen.append(rng.choice(pool, k, replace=False))
+    return np.sort(np.concatenate(chosen))
 
 
 # -- preprocessing --------------------------------------------------------------------------------
@@ -349,10 +501,10 @@ def apply_split(name, seed, X, y, split, scaling="standardize"):
     return Split(name, int(seed), X_train, y_train, X_test, y[te], info(name))
 
 
-def load(name, seed=0, scaling="standardize"):
+def load(name, seed=0, scaling="standardize", cache_dir=None):
     """Load data set ``name`` and its split for ``seed``: a :class:`Split`."""
-    X, y = obtain(name)
-    return apply_split(name, seed, X, y, make_split(name, seed, len(X), y), scaling)
+    X, y, meta = obtain(name, cache_dir=cache_dir, return_meta=True)
+    return apply_split(name, seed, X, y, make_split(name, seed, len(X), y, meta["n_train"]), scaling)
 
 
 # -- command line ---------------------------------------------------------------------------------
@@ -368,14 +520,19 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         if args.cmd == "list":
-            print(f"{'name':<16}{'task':<12}{'n':>7}{'d':>5}  {'source':<22}offline")
+            print(f"{'name':<20}{'task':<12}{'n':>8}{'d':>8}  {'source':<28}{'offline':<9}note")
             for name in available():
                 e = info(name)
-                print(f"{name:<16}{e['task']:<12}{e['shape'][0]:>7}{e['shape'][1]:>5}  {e['source']:<22}yes")
+                kind = e["source"].split(":")[0]
+                offline = {"url": "no", "none": "-"}.get(kind, "yes")
+                note = e.get("unavailable") or (f"offline mirror: {e['offline']}" if e.get("offline") else "") \
+                    or e.get("mirror_of", "")
+                src = e["source"] if kind != "url" else f"url ({e['format']})"
+                print(f"{name:<20}{e['task']:<12}{e['shape'][0]:>8}{e['shape'][1]:>8}  {src:<28}{offline:<9}{note}")
         elif args.cmd == "info":
             print(yaml.safe_dump(info(args.name), sort_keys=False).rstrip())
         else:
-            X, y = obtain(args.name)
+            X, y = obtain(args.name, cache_dir=args.dest)
             out = Path(args.dest) / f"{args.name}.npz"
             save_npz_atomic(out, X=X, y=y)
             print(f"{args.name}: {X.shape[0]} x {X.shape[1]} -> {out}")

@@ -1,0 +1,217 @@
+"""Real downloads: HTTP(S) with timeout, retries and back-off, streaming to a temporary
+file with atomic rename, decompression, checksums (trust on first use) and mirrors.
+
+``fetch(urls, dest, ...)`` tries each URL in order; for each it retries transient
+failures (timeouts, connection errors, HTTP 5xx, truncated bodies) with
+exponential back-off, and gives up at once on permanent ones (HTTP 4xx).  The body
+streams into ``<dest>.<random>.part`` beside the destination while its SHA-256
+is computed; only a complete, verified file is renamed onto ``dest``, so no
+failure ever leaves a partial file behind.
+
+Checksums: a known SHA-256 (from the registry) is verified; otherwise the first
+download's SHA-256 is recorded in a lock file (YAML, meant to be committed) and
+verified on every later download ("trust on first use").
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import lzma
+import os
+import shutil
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+
+import yaml
+
+__all__ = ["DownloadError", "fetch", "decompress", "LockFile", "sha256_file"]
+
+CHUNK = 1 << 16
+
+
+class DownloadError(OSError):
+    """A download that failed for good (after retries, or permanently)."""
+
+
+class _Transient(Exception):
+    pass
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(CHUNK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class LockFile:
+    """``{key: sha256}`` in a YAML file, updated under a file lock and written atomically."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def read(self):
+        if not self.path.exists():
+            return {}
+        data = yaml.safe_load(self.path.read_text()) or {}
+        if not isinstance(data, dict):
+            raise DownloadError(f"checksum lock file {self.path} is malformed; delete it to start afresh")
+        return data
+
+    def get(self, key):
+        return self.read().get(key)
+
+    def record(self, key, digest):
+        from filelock import FileLock
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.path) + ".lock", timeout=60):
+            data = self.read()
+            data[key] = digest
+            fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", dir=self.path.parent)
+            with os.fdopen(fd, "w") as fh:
+                fh.write("# SHA-256 of downloaded files (trust on first use); commit this file.\n")
+                yaml.safe_dump(dict(sorted(data.items())), fh, sort_keys=True)
+            os.replace(tmp, self.path)
+
+
+def _progress(done, total, label, stream):
+    if stream is None:
+        return
+    if total:
+        pct = 100.0 * done / total
+        bar = "#" * int(pct // 4)
+        stream.write(f"\r{label}: [{bar:<25}] {pct:5.1f}% of {total / 2**20:.1f} MiB")
+    else:
+        stream.write(f"\r{label}: {done / 2**20:.1f} MiB")
+    stream.flush()
+
+
+def _download_once(url, part, timeout, label, stream):
+    """Stream url into the open file ``part``; return the SHA-256. Raises _Transient or DownloadError."""
+    req = urllib.request.Request(url, headers={"User-Agent": "nystrom-bench"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            total = resp.headers.get("Content-Length")
+            total = int(total) if total and total.isdigit() else None
+            h, done = hashlib.sha256(), 0
+            with open(part, "wb") as fh:
+                while True:
+                    block = resp.read(CHUNK)
+                    if not block:
+                        break
+                    fh.write(block)
+                    h.update(block)
+                    done += len(block)
+                    _progress(done, total, label, stream)
+            if stream is not None:
+                stream.write("\n")
+            if total is not None and done != total:
+                raise _Transient(f"truncated download: got {done} of {total} bytes")
+            return h.hexdigest()
+    except urllib.error.HTTPError as exc:
+        if 500 <= exc.code < 600 or exc.code in (408, 429):
+            raise _Transient(f"HTTP {exc.code}") from None
+        raise DownloadError(f"HTTP {exc.code} {exc.reason} for {url}") from None
+    except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise _Transient(f"{type(reason).__name__}: {reason}") from None
+
+
+def fetch(urls, dest, *, sha256=None, lock=None, key=None, timeout=30.0, retries=3, backoff=1.0,
+          progress=None):
+    """Download the first URL of ``urls`` that works to ``dest`` (atomically); return ``dest``.
+
+    Parameters
+    ----------
+    urls : str or list of str
+        Mirrors, tried in order.
+    sha256 : str, optional
+        Known checksum; a mismatch is an error.
+    lock, key : LockFile and its key, optional
+        Trust-on-first-use checksum store: recorded after the first download,
+        verified after later ones.
+    timeout : float
+        Seconds without data before a try fails.
+    retries : int
+        Tries per URL for transient failures, with back-off ``backoff * 2**i`` seconds.
+    progress : file-like or None
+        Where to draw a progress bar; default: stderr if it is a terminal.
+    """
+    urls = [urls] if isinstance(urls, str) else list(urls)
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if progress is None and sys.stderr.isatty():
+        progress = sys.stderr
+    expected = sha256 or (lock.get(key) if lock is not None and key else None)
+    errors = []
+    for url in urls:
+        for attempt in range(max(1, retries)):
+            fd, part = tempfile.mkstemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent)
+            os.close(fd)
+            try:
+                digest = _download_once(url, part, timeout, dest.name, progress)
+                if expected and digest != expected:
+                    raise DownloadError(
+                        f"checksum mismatch for {url}: expected sha256 {expected}, got {digest}; the file "
+                        "changed upstream or is corrupt (delete its entry in the lock file to accept it)"
+                    )
+                os.replace(part, dest)
+                if lock is not None and key and not expected:
+                    lock.record(key, digest)
+                return dest
+            except _Transient as exc:
+                errors.append(f"{url}: {exc}")
+                if attempt + 1 < retries:
+                    time.sleep(backoff * 2**attempt)
+            except DownloadError as exc:
+                errors.append(str(exc))
+                if "checksum mismatch" in str(exc):
+                    raise
+                break  # permanent for this URL: next mirror
+            finally:
+                Path(part).unlink(missing_ok=True)
+    raise DownloadError("; ".join(errors) or "no URL given")
+
+
+def decompress(src, dest, member=None):
+    """Decompress ``src`` (by suffix: .bz2, .gz, .xz, .zip; else copy) to ``dest`` atomically.
+
+    For a zip, ``member`` names the file to extract (default: the only file).
+    A corrupt archive raises :class:`DownloadError`; nothing is left at ``dest``.
+    """
+    src, dest = Path(src), Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent)
+    os.close(fd)
+    suffix = src.suffix.lower()
+    try:
+        if suffix == ".zip":
+            with zipfile.ZipFile(src) as zf:
+                names = [n for n in zf.namelist() if not n.endswith("/")]
+                if member is None:
+                    if len(names) != 1:
+                        raise DownloadError(f"{src} holds {len(names)} files; name the member to extract")
+                    member = names[0]
+                with zf.open(member) as fin, open(tmp, "wb") as fout:
+                    shutil.copyfileobj(fin, fout, CHUNK)
+        else:
+            opener = {".bz2": bz2.open, ".gz": gzip.open, ".xz": lzma.open}.get(suffix, open)
+            with opener(src, "rb") as fin, open(tmp, "wb") as fout:
+                shutil.copyfileobj(fin, fout, CHUNK)
+        os.replace(tmp, dest)
+        return dest
+    except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError, KeyError) as exc:
+        if isinstance(exc, DownloadError):
+            raise
+        raise DownloadError(f"corrupt or unreadable archive {src}: {type(exc).__name__}: {exc}") from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)

@@ -1,0 +1,106 @@
+"""File parsers: svmlight/LIBSVM, CSV, KEEL (with or without its @-header).
+
+Each returns ``(X, y)`` as float64 arrays (class labels as given; encoding to
+integers happens in :func:`nystrom_bench.data.obtain`), and raises
+:class:`~nystrom_bench.data.DataError` naming the file, the line and the fix for a
+malformed file.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["parse_svmlight", "parse_csv", "parse_keel"]
+
+
+def _error(msg):
+    from . import DataError
+
+    return DataError(msg)
+
+
+def parse_svmlight(path, n_features=None):
+    """LIBSVM / svmlight text: ``label idx:value ...`` (1-based indices), dense output."""
+    labels, rows = [], []
+    max_idx = 0
+    with open(path, encoding="utf-8", errors="strict") as fh:
+        for lineno, line in enumerate(fh, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split()
+            try:
+                labels.append(float(parts[0]))
+                entries = []
+                for item in parts[1:]:
+                    idx, _, val = item.partition(":")
+                    if not _:
+                        raise ValueError(f"'{item}' is not index:value")
+                    i = int(idx)
+                    if i < 1:
+                        raise ValueError(f"feature index {i} < 1")
+                    entries.append((i, float(val)))
+                    max_idx = max(max_idx, i)
+            except ValueError as exc:
+                raise _error(f"{path}: malformed svmlight line {lineno}: {exc}; the file may be corrupt "
+                             "or not in svmlight format") from None
+            rows.append(entries)
+    if not rows:
+        raise _error(f"{path}: no data rows")
+    d = int(n_features or max_idx)
+    if max_idx > d:
+        raise _error(f"{path}: feature index {max_idx} exceeds the expected {d} features")
+    X = np.zeros((len(rows), d))
+    for r, entries in enumerate(rows):
+        for i, v in entries:
+            X[r, i - 1] = v
+    return X, np.asarray(labels)
+
+
+def parse_csv(path, target=-1, delimiter=None, skip_header=None):
+    """Delimited text; ``target`` is the label column (index or header name); header auto-detected."""
+    import pandas as pd
+
+    try:
+        df = pd.read_csv(path, sep=delimiter, engine="python", header="infer" if skip_header is None else
+                         (0 if skip_header else None))
+    except Exception as exc:  # noqa: BLE001 - pandas raises many kinds
+        raise _error(f"{path}: cannot parse as CSV: {exc}") from None
+    col = df.columns[target] if isinstance(target, int) else target
+    if col not in df.columns:
+        raise _error(f"{path}: no column {target!r}; columns are {list(df.columns)}")
+    y = df.pop(col).to_numpy()
+    try:
+        X = df.to_numpy(dtype=np.float64)
+    except ValueError as exc:
+        raise _error(f"{path}: non-numeric feature values ({exc})") from None
+    return X, y
+
+
+def parse_keel(path):
+    """KEEL ``.dat``: optional ``@attribute``/``@data`` header, comma-separated rows, the
+    output last; non-numeric input columns one-hot encoded. Returns ``(X, y_labels)``."""
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            line = line.strip()
+            if not line or line.startswith("@") or line.startswith("%"):
+                continue
+            fields = [f.strip() for f in line.split(",")]
+            if rows and len(fields) != len(rows[0]):
+                raise _error(f"{path}: line {lineno} has {len(fields)} fields, expected {len(rows[0])}")
+            rows.append(fields)
+    if not rows:
+        raise _error(f"{path}: no data rows")
+    cols = list(zip(*rows, strict=True))
+    blocks = []
+    for j, col in enumerate(cols[:-1]):
+        try:
+            blocks.append(np.array(col, dtype=np.float64)[:, None])
+        except ValueError:
+            cats = sorted(set(col))
+            if len(cats) > 100:
+                raise _error(f"{path}: column {j} is neither numeric nor nominal") from None
+            codes = np.searchsorted(np.array(cats), np.array(col))
+            blocks.append(np.eye(len(cats))[codes])
+    return np.hstack(blocks), np.array(cols[-1])

@@ -1,0 +1,199 @@
+"""Downloads against a local HTTP server on 127.0.0.1 started by the test (no network)."""
+
+import bz2
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nystrom_bench import data
+from nystrom_bench.data.download import DownloadError, LockFile, decompress, fetch
+
+SVM = b"1 1:0.5 3:1.0\n-1 2:2.0\n1 1:1.5 2:0.5 3:-1\n-1 3:0.25\n"
+ROUTES = {
+    "/ok.svm": SVM,
+    "/ok2.svm": SVM,
+    "/ok.svm.bz2": bz2.compress(SVM),
+    "/corrupt.svm.bz2": b"BZh91AY&SY this is not bzip2 data at all",
+    "/bad.svm": b"1 1:0.5\n-1 2:oops\n",
+    "/test.svm": b"-1 1:2.0\n1 2:1.0\n",
+}
+
+
+class Handler(BaseHTTPRequestHandler):
+    hits = {}
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):  # noqa: N802 - http.server API
+        Handler.hits[self.path] = Handler.hits.get(self.path, 0) + 1
+        if self.path == "/slow":
+            time.sleep(1.5)  # longer than the client's timeout; bounded
+            return self._send(SVM)
+        if self.path == "/truncated":
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(SVM) * 10))
+            self.end_headers()
+            self.wfile.write(SVM)
+            return  # closes the connection early
+        if self.path == "/flaky" and Handler.hits[self.path] <= 2:
+            self.send_response(503)
+            self.end_headers()
+            return
+        if self.path == "/flaky":
+            return self._send(SVM)
+        body = ROUTES.get(self.path)
+        if body is None:
+            self.send_response(404)
+            self.end_headers()
+            return
+        self._send(body)
+
+    def _send(self, body):
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def leftovers(folder):
+    return [p.name for p in Path(folder).rglob("*") if p.is_file() and (".part" in p.name or ".tmp" in p.name)]
+
+
+def test_success_records_checksum_then_verifies(server, tmp_path):
+    lock = LockFile(tmp_path / "datasets.lock")
+    dest = fetch(f"{server}/ok.svm", tmp_path / "ok.svm", lock=lock, key="toy/ok.svm", retries=1)
+    assert dest.read_bytes() == SVM
+    digest = lock.get("toy/ok.svm")
+    assert len(digest) == 64 and "commit this file" in (tmp_path / "datasets.lock").read_text()
+    fetch(f"{server}/ok.svm", tmp_path / "again.svm", lock=lock, key="toy/ok.svm", retries=1)
+
+
+def test_checksum_mismatch_is_an_error_and_leaves_nothing(server, tmp_path):
+    with pytest.raises(DownloadError, match="checksum mismatch .* expected sha256 0+"):
+        fetch(f"{server}/ok.svm", tmp_path / "x.svm", sha256="0" * 64, retries=1)
+    assert not (tmp_path / "x.svm").exists() and not leftovers(tmp_path)
+
+
+def test_404_is_permanent_and_falls_through_to_mirror(server, tmp_path):
+    Handler.hits.clear()
+    with pytest.raises(DownloadError, match="HTTP 404"):
+        fetch(f"{server}/nothing", tmp_path / "n.svm", retries=3, backoff=0.01)
+    assert Handler.hits["/nothing"] == 1  # not retried
+    dest = fetch([f"{server}/nothing", f"{server}/ok2.svm"], tmp_path / "m.svm", retries=2, backoff=0.01)
+    assert dest.read_bytes() == SVM and not leftovers(tmp_path)
+
+
+def test_timeout_is_retried_then_reported(server, tmp_path):
+    Handler.hits.clear()
+    t0 = time.perf_counter()
+    with pytest.raises(DownloadError, match="slow: .*(timed out|Timeout)"):
+        fetch(f"{server}/slow", tmp_path / "s.svm", timeout=0.3, retries=2, backoff=0.01)
+    assert Handler.hits["/slow"] == 2 and time.perf_counter() - t0 < 5
+    assert not (tmp_path / "s.svm").exists() and not leftovers(tmp_path)
+
+
+def test_truncated_body_is_detected(server, tmp_path):
+    with pytest.raises(DownloadError, match="truncated|IncompleteRead"):
+        fetch(f"{server}/truncated", tmp_path / "t.svm", retries=2, backoff=0.01)
+    assert not (tmp_path / "t.svm").exists() and not leftovers(tmp_path)
+
+
+def test_server_errors_are_retried_with_backoff(server, tmp_path):
+    Handler.hits.clear()
+    dest = fetch(f"{server}/flaky", tmp_path / "f.svm", retries=3, backoff=0.01)
+    assert dest.read_bytes() == SVM and Handler.hits["/flaky"] == 3
+
+
+def test_decompress_and_corrupt_archive(server, tmp_path):
+    raw = fetch(f"{server}/ok.svm.bz2", tmp_path / "ok.svm.bz2", retries=1)
+    assert decompress(raw, tmp_path / "ok.svm").read_bytes() == SVM
+    bad = fetch(f"{server}/corrupt.svm.bz2", tmp_path / "c.svm.bz2", retries=1)
+    with pytest.raises(DownloadError, match="corrupt or unreadable archive"):
+        decompress(bad, tmp_path / "c.svm")
+    assert not (tmp_path / "c.svm").exists() and not leftovers(tmp_path)
+
+
+@pytest.fixture
+def registry(monkeypatch, server):
+    base = dict(data.registry())
+    entries = {
+        "toy": {"task": "binary", "source": "url", "format": "svmlight", "shape": [4, 3, 2],
+                "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/ok.svm.bz2"]}},
+        "toy-split": {"task": "binary", "source": "url", "format": "svmlight", "shape": [6, 3, 2],
+                      "split": {"source": True},
+                      "files": {"train": [f"{server}/ok.svm"], "test": [f"{server}/test.svm"]}},
+        "toy-bad": {"task": "binary", "source": "url", "format": "svmlight", "shape": [2, 3, 2],
+                    "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/bad.svm"]}},
+        "toy-corrupt": {"task": "binary", "source": "url", "format": "svmlight", "shape": [4, 3, 2],
+                        "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/corrupt.svm.bz2"]}},
+        "toy-gone": {"task": "binary", "source": "url", "format": "svmlight", "shape": [4, 3, 2],
+                     "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/nothing"]},
+                     "offline": "wisconsin"},
+        "toy-shape": {"task": "binary", "source": "url", "format": "svmlight", "shape": [5, 3, 2],
+                      "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/ok2.svm"]}},
+    }
+    for e in entries.values():
+        data._validate_entry("toy", e)
+    base.update(entries)
+    monkeypatch.setattr(data, "registry", lambda: base)
+    return base
+
+
+def test_obtain_downloads_parses_and_caches(registry, tmp_path):
+    X, y = data.obtain("toy", cache_dir=tmp_path, lock=tmp_path / "l.lock", retries=1)
+    np.testing.assert_array_equal(X, [[0.5, 0, 1], [0, 2, 0], [1.5, 0.5, -1], [0, 0, 0.25]])
+    np.testing.assert_array_equal(y, [1, 0, 1, 0])
+    assert (tmp_path / "raw" / "toy" / "ok.svm").exists()
+    assert "toy/ok.svm.bz2" in LockFile(tmp_path / "l.lock").read()
+    Handler.hits.clear()
+    data.obtain("toy", cache_dir=tmp_path, retries=1)
+    assert Handler.hits == {}  # served from the cache
+
+
+def test_source_split_uses_official_test_file(registry, tmp_path):
+    X, y, meta = data.obtain("toy-split", cache_dir=tmp_path, retries=1, return_meta=True)
+    assert meta["n_train"] == 4 and len(X) == 6
+    sp = data.make_split("toy-split", 0, len(X), y, meta["n_train"])
+    np.testing.assert_array_equal(sp["train"], [0, 1, 2, 3])
+    np.testing.assert_array_equal(sp["test"], [4, 5])
+
+
+@pytest.mark.parametrize("name,match", [
+    ("toy-bad", r"malformed svmlight line 2: could not convert|malformed svmlight line 2"),
+    ("toy-corrupt", r"corrupt or unreadable archive .* it was deleted, run again"),
+    ("toy-gone", r"data set 'toy-gone': download failed \(HTTP 404.*Offline alternative: .*'wisconsin'"),
+    ("toy-shape", r"parsed shape \(4, 3\) differs from the registry's \(5, 3\)"),
+])
+def test_obtain_failures_give_one_clear_message_and_no_partial_files(registry, tmp_path, name, match):
+    with pytest.raises(data.DataError, match=match):
+        data.obtain(name, cache_dir=tmp_path, retries=1)
+    assert not leftovers(tmp_path)
+    if name == "toy-corrupt":
+        assert not (tmp_path / "raw" / name / "corrupt.svm.bz2").exists()
+
+
+def test_split_protocols_validation_and_semi_supervised():
+    X, y = data.obtain("segment")
+    sp = data.make_split("segment", 1, len(X), y, overrides={"validation_fraction": 0.25, "n_labeled": 14})
+    tr, va, te = sp["train"], sp["validation"], sp["test"]
+    assert not (set(tr) & set(va) or set(tr) & set(te) or set(va) & set(te))
+    assert len(va) == round(0.25 * (len(tr) + len(va)))
+    assert set(sp["labeled"]) <= set(tr) and len(sp["labeled"]) == 14
+    assert np.all(np.bincount(y[sp["labeled"]]) == 2)  # 7 classes, spread evenly
+    again = data.make_split("segment", 1, len(X), y, overrides={"validation_fraction": 0.25, "n_labeled": 14})
+    np.testing.assert_array_equal(again["labeled"], sp["labeled"])
