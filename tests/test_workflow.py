@@ -26,6 +26,15 @@ TINY = {
             "nystrom_gsa": {"approximation": "nystrom", "n_landmarks": 20, "mode": "gsa"},
             "nystrom_lla": {"approximation": "nystrom", "n_landmarks": 20, "mode": "lla"},
         },
+    }, "krc": {
+        "datasets": ["wine", "wisconsin"],
+        "seeds": [0, 1],
+        "kernels": {"gaussian": {"kernel": "gaussian", "gamma": "median"}},
+        "methods": {
+            "exact": {"approximation": "exact"},
+            "nystrom_rls": {"approximation": "nystrom", "sampler": "ridge_leverage", "n_landmarks": 15,
+                            "mode": "lla"},
+        },
     }},
 }
 
@@ -54,7 +63,7 @@ def workdir(tmp_path_factory):
 def test_outputs_exist_and_pdfs_have_text(workdir):
     from pypdf import PdfReader
 
-    for pdf in ("reports/krr.pdf", "reports/summary.pdf"):
+    for pdf in ("reports/krr.pdf", "reports/krc.pdf", "reports/summary.pdf"):
         reader = PdfReader(workdir / pdf)
         assert len(reader.pages) >= 1
         text = "".join(p.extract_text() for p in reader.pages)
@@ -75,6 +84,9 @@ def test_results_and_mlflow_hold_one_run_per_result(workdir):
     assert len(runs) == len(res)
     assert runs["tags.run_key"].is_unique
     assert {"tags.git_commit", "tags.config_hash", "params.alpha", "metrics.test_mse"} <= set(runs.columns)
+    krc = pd.read_csv(workdir / "results/krc/results.csv")
+    assert len(krc) == 2 * 2 * 2 and krc["test_accuracy"].between(0.5, 1).all()
+    assert len(tracking.active_runs("krc", f"sqlite:///{workdir}/mlflow.db")) == len(krc)
     stats = pd.read_csv(workdir / "results/krr/stats.csv")
     assert set(stats["method"]) == {"nystrom_gsa", "nystrom_lla"}
     assert stats["wilcoxon_p"].between(0, 1).all()
@@ -91,6 +103,7 @@ def test_rerun_has_nothing_to_do_and_deletion_reruns_only_dependents(workdir):
             if len(line.split()) == 2 and line.split()[1].isdigit()}
     assert jobs.get("run") == 1 and "obtain" not in jobs and "split" not in jobs
     assert {"aggregate", "stats", "figures", "report", "summary"} <= set(jobs)
+    assert jobs["aggregate"] == 1  # only the krr study depends on the deleted file
     snakemake(workdir, "--cores", "2", "--configfile", "tiny.yaml")
     runs = tracking.active_runs("krr", f"sqlite:///{workdir}/mlflow.db")
     assert len(runs) == 18  # the re-run replaced its runs instead of duplicating them

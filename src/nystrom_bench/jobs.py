@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["job_log", "write_csv_atomic", "read_results", "run_study_job", "aggregate", "run_stats",
+__all__ = ["job_log", "file_log", "obtain_dataset", "write_csv_atomic", "read_results", "run_study_job", "aggregate", "run_stats",
            "save_splits", "load_splits"]
 
 ID_COLS = ["study", "dataset", "method", "kernel", "seed"]
@@ -47,6 +47,40 @@ def job_log(path):
     finally:
         sys.stderr = old_stderr
         fh.close()
+
+
+@contextmanager
+def file_log(path):
+    """Like :func:`job_log` for code that runs inside Snakemake's own process (``run:``):
+    a private logger writing to the job's log file, no global stderr/logging changes."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    log = logging.getLogger(f"nystrom_bench.job.{path}")
+    log.propagate = False
+    log.setLevel(logging.INFO)
+    handler = logging.FileHandler(path, mode="w")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s: %(message)s"))
+    log.addHandler(handler)
+    t0 = time.perf_counter()
+    try:
+        yield log
+        log.info("job_seconds=%.3f", time.perf_counter() - t0)
+    except Exception as exc:
+        log.error("job failed: %s: %s\n%s", type(exc).__name__, exc, traceback.format_exc())
+        raise
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+
+
+def obtain_dataset(dataset, out_npz, cache_dir, lock, log=None):
+    """Workflow stage 1: obtain ``dataset`` from its source and store X, y, n_train as .npz."""
+    from . import data
+
+    X, y, meta = data.obtain(dataset, cache_dir=cache_dir, lock=lock, return_meta=True)
+    n_train = -1 if meta["n_train"] is None else meta["n_train"]
+    data.save_npz_atomic(out_npz, X=X, y=y, n_train=n_train)
+    if log:
+        log.info("obtained %s: X %s, y %s, source training part %s", dataset, X.shape, y.shape, n_train)
 
 
 def _atomic_target(path):

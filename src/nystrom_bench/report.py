@@ -51,7 +51,7 @@ def metric_figure(results_csv, info, metric, out_png):
     nrow = int(np.ceil(len(datasets) / ncol))
     sns.set_theme(style="whitegrid", context="paper")
     fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 2.9 * nrow), squeeze=False)
-    order = list(dict.fromkeys(df["method"]))
+    order = _method_order(df, list(info.get("config", {}).get("methods", {})))
     kernels_ = sorted(df["kernel"].unique())
     for ax, ds in zip(axes.flat, datasets, strict=False):
         sub = df[df["dataset"] == ds]
@@ -95,12 +95,19 @@ def metric_figures(results_csv, info, out_dir):
     return [out_dir / f"{m}.png" for m in info["metrics"]]
 
 
+def _method_order(df, order=None):
+    """Methods in the config's order (``order``), then any others as they appear."""
+    present = list(dict.fromkeys(df["method"]))
+    first = [m for m in (order or []) if m in present]
+    return first + [m for m in present if m not in first]
+
+
 # -- tables ---------------------------------------------------------------------------------------
-def mean_sd_table(df, metric, fmt="{:.4g}"):
-    """Rows = dataset (x kernel), columns = method, cells = 'mean +- sd (n)' over seeds."""
+def mean_sd_table(df, metric, fmt="{:.4g}", order=None):
+    """Rows = dataset (x kernel), columns = method (in ``order`` if given), cells = 'mean +- sd'."""
     rows_key = ["dataset"] if df["kernel"].nunique() == 1 else ["dataset", "kernel"]
     g = df.groupby(rows_key + ["method"])[metric].agg(["mean", "std", "count"]).reset_index()
-    methods = list(dict.fromkeys(df["method"]))
+    methods = _method_order(df, order)
     table = []
     for key, sub in g.groupby(rows_key, sort=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -265,7 +272,7 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf):
     doc.heading("2. Results (mean +- sd over seeds)")
     for metric, (label, lower) in info["metrics"].items():
         doc.para(f"{label} ({'lower' if lower else 'higher'} is better)", style="B")
-        doc.table(mean_sd_table(df, metric))
+        doc.table(mean_sd_table(df, metric, order=list(cfg["methods"])))
     doc.heading(f"3. Paired tests against '{info.get('reference')}'")
     doc.para(
         "Wilcoxon signed-rank test (two-sided) and paired t-test over the paired blocks; Holm's "
@@ -297,7 +304,7 @@ def summary_pdf(results_csvs, paired_csvs, infos, title, out_pdf):
         metric = info["primary_metric"]
         label, _ = info["metrics"][metric]
         doc.para(f"{label}, mean +- sd over seeds:", style="B")
-        doc.table(mean_sd_table(df, metric))
+        doc.table(mean_sd_table(df, metric, order=list(info["config"]["methods"])))
         if len(paired):
             for line in describe_tests(paired, info, metric):
                 doc.para(line)

@@ -1,4 +1,6 @@
 # Config checks (beyond the schema) and input functions shared by the rule files.
+import os
+
 from snakemake.exceptions import WorkflowError
 
 from nystrom_bench import studies as _studies

@@ -5,7 +5,7 @@ rule obtain:
         "resources/data/{dataset}.npz",
     params:
         dataset=lambda wildcards: wildcards.dataset,
-        cache="resources/data",
+        cache=lambda wildcards, output: os.path.dirname(output[0]),
         lock=config.get("data", {}).get("lock", "config/datasets.lock"),
     log:
         "results/logs/obtain/{dataset}.log",
