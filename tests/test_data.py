@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from nystrom_bench import data
+from nystrom_bench.data import parsers
 
 
 def _offline(name):
@@ -95,13 +96,13 @@ def test_scaling_is_fitted_on_training_only(rng):
 def test_keel_parser_one_hot_and_errors(tmp_path):
     f = tmp_path / "toy.dat"
     f.write_text("1.0, a, 2, pos\n2.0, b, 3, neg\n3.0, a, 4,  pos\n")
-    X, y, classes = data.parse_keel_csv(f)
-    assert classes == ["neg", "pos"]
-    np.testing.assert_array_equal(y, [1, 0, 1])
+    X, labels = parsers.parse_keel(f)
+    np.testing.assert_array_equal(labels, ["pos", "neg", "pos"])
+    np.testing.assert_array_equal(data._encode_labels(labels, "binary"), [1, 0, 1])
     np.testing.assert_array_equal(X, [[1, 1, 0, 2], [2, 0, 1, 3], [3, 1, 0, 4]])
     f.write_text("1.0, 2, pos\n2.0, neg\n")
     with pytest.raises(data.DataError, match="line 2 has 2 fields, expected 3"):
-        data.parse_keel_csv(f)
+        parsers.parse_keel(f)
 
 
 def test_unknown_dataset_names_choices():

@@ -131,42 +131,6 @@ def keel_path(name):
     return path
 
 
-def parse_keel_csv(path):
-    """Parse a header-less KEEL CSV: last column the class; non-numeric input columns one-hot.
-
-    Returns ``(X, y, classes)`` with y integer codes into the sorted class names.
-    """
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            line = line.strip()
-            if not line or line.startswith("@") or line.startswith("%"):
-                continue
-            fields = [f.strip() for f in line.split(",")]
-            if rows and len(fields) != len(rows[0]):
-                raise DataError(
-                    f"{path}: line {lineno} has {len(fields)} fields, expected {len(rows[0])}"
-                )
-            rows.append(fields)
-    if not rows:
-        raise DataError(f"{path}: no data rows")
-    cols = list(zip(*rows, strict=True))
-    labels = cols[-1]
-    classes = sorted(set(labels))
-    y = np.searchsorted(np.array(classes), np.array(labels))
-    blocks = []
-    for j, col in enumerate(cols[:-1]):
-        try:
-            blocks.append(np.array(col, dtype=np.float64)[:, None])
-        except ValueError:
-            cats = sorted(set(col))
-            if len(cats) > 100:
-                raise DataError(f"{path}: column {j} is neither numeric nor nominal") from None
-            codes = np.searchsorted(np.array(cats), np.array(col))
-            blocks.append(np.eye(len(cats))[codes])
-    return np.hstack(blocks), y, classes
-
-
 def _gnkr_function(fn, n, rng):
     """Seed 001 synthetic functions: (X, clean y)."""
     intervals = {
@@ -297,7 +261,9 @@ def obtain(name, cache_dir=None, lock=None, timeout=30.0, retries=3, return_meta
     if kind == "sklearn":
         X, y = _from_sklearn(arg)
     elif kind == "keel":
-        X, y, _ = parse_keel_csv(keel_path(arg))
+        from .parsers import parse_keel
+
+        X, y = parse_keel(keel_path(arg))
     elif kind == "url":
         X, y, n_train = _from_urls(name, e, cache_dir, lock, timeout, retries)
     else:
