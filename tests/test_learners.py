@@ -117,3 +117,55 @@ def test_ncr_equals_lla_with_a_sketch(data, rng):
     lla = KRR(gamma=0.4, alpha=0.05, mode="lla", landmarks=S).fit(X, y).predict(Xt)
     ncr = KRR(gamma=0.4, alpha=0.05, mode="ncr", landmarks=S).fit(X, y).predict(Xt)
     np.testing.assert_allclose(ncr, lla, rtol=1e-6, atol=1e-8)
+
+
+# -- GNKR (seed 001) ----------------------------------------------------------------------------
+from nystrom_bench.learners import GNKR, gnkr_path  # noqa: E402
+
+
+@parametrize_with_checks([GNKR(n_landmarks=10, sampler="uniform", random_state=0),
+                          GNKR(n_landmarks=10, sampler="column_norm", random_state=0)])
+def test_gnkr_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
+@pytest.mark.parametrize("lam", [1e-9, 1e-4])
+def test_gnkr_matches_dense_linear_system(kernel, lam, rng):
+    """alpha = (K_nm^T K_nm + lam m n I)^-1 K_nm^T y (seed 001, eq. 5), also for the indefinite kernel."""
+    X = rng.uniform(-2, 2, size=(150, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=150)
+    model = GNKR(kernel=kernel, sigma=0.7, lam=lam, n_landmarks=25, sampler="column_norm", random_state=1).fit(X, y)
+    kern = kernels.make(kernel, sigma=0.7)
+    K = kern(X, model.landmarks_)
+    ref = np.linalg.solve(K.T @ K + lam * 25 * 150 * np.eye(25), K.T @ y)
+    np.testing.assert_allclose(model.coef_, ref, rtol=1e-6, atol=1e-9)
+    Xt = rng.uniform(-2, 2, size=(30, 2))
+    np.testing.assert_allclose(model.predict(Xt), kern(Xt, model.landmarks_) @ ref, rtol=1e-6, atol=1e-9)
+
+
+def test_gnkr_indefinite_kernel_really_is_indefinite_and_still_fits(rng):
+    x = np.sort(rng.uniform(0, 2 * np.pi, size=400))[:, None]
+    y = x[:, 0] * np.sin(x[:, 0])
+    kern = kernels.make("epanechnikov", sigma=0.5)
+    assert np.linalg.eigvalsh(kern(x[::4])).min() < -1e-3
+    model = GNKR(kernel="epanechnikov", sigma=0.5, lam=1e-10, n_landmarks=60, random_state=0).fit(x, y)
+    assert np.sqrt(np.mean((model.predict(x) - y) ** 2)) < 0.05
+
+
+def test_gnkr_path_equals_separate_fits_and_handles_duplicates(rng):
+    X = rng.normal(size=(80, 2))
+    y = X[:, 0]
+    kern = kernels.make("gaussian", sigma=1.0)
+    Z = X[[1, 2, 2, 5, 5, 5, 9]]  # duplicate landmarks: K_nm^T K_nm is singular
+    path = gnkr_path(X, y, Z, kern, [1e-12, 1e-3])
+    K = kern(X, Z)
+    for lam, a in zip([1e-12, 1e-3], path, strict=True):
+        A = K.T @ K + lam * 7 * 80 * np.eye(7)
+        np.testing.assert_allclose(K @ a, K @ np.linalg.lstsq(A, K.T @ y, rcond=None)[0], atol=1e-6)
+
+
+def test_gnkr_column_norm_draws_with_replacement(rng):
+    X = rng.normal(size=(30, 1))
+    model = GNKR(sampler="column_norm", n_landmarks=100, random_state=0).fit(X, X[:, 0])
+    assert len(model.component_indices_) == 100  # more draws than points: necessarily repeats

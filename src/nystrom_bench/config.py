@@ -60,17 +60,18 @@ def check(config):
                     f"{where}.kernels.{klabel}: unknown kernel {kname!r}; choose one of {', '.join(kernels.available())}"
                 )
             kspec.setdefault("kernel", kname)
-        ref = block.get("reference", study.reference_method)
-        if ref is not None and ref not in block["methods"]:
-            raise ConfigError(
-                f"{where}.reference: the reference method {ref!r} is not among the methods "
-                f"{', '.join(block['methods'])}; add it or set 'reference:'"
-            )
         for mname, mcfg in block["methods"].items():
             try:
                 study.check_method(mname, mcfg or {}, block)
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"{where}.methods.{mname}: {exc}") from None
+        ref = block.get("reference", study.reference_method)
+        labels = study.result_methods(block)
+        if ref is not None and ref not in labels:
+            raise ConfigError(
+                f"{where}.reference: the reference method {ref!r} is not among the methods "
+                f"{', '.join(labels)}; add it or set 'reference:'"
+            )
             for ds in block["datasets"]:
                 reason = study.skip(data.info(ds), mname, mcfg)
                 if reason:

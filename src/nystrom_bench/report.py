@@ -273,6 +273,13 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf):
     for metric, (label, lower) in info["metrics"].items():
         doc.para(f"{label} ({'lower' if lower else 'higher'} is better)", style="B")
         doc.table(mean_sd_table(df, metric, order=list(cfg["methods"])))
+    from . import studies
+
+    for title, table, note in studies.get(info["kind"]).report_tables(df, cfg):
+        doc.para(title, style="B")
+        doc.table(table, size=6.5)
+        if note:
+            doc.para(note, size=8.5)
     doc.heading(f"3. Paired tests against '{info.get('reference')}'")
     doc.para(
         "Wilcoxon signed-rank test (two-sided) and paired t-test over the paired blocks; Holm's "

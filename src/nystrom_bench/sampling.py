@@ -94,8 +94,9 @@ def sample(name, X, kernel, c, seed=None, **options):
         ) from None
     X = _as_2d(X)
     c = int(c)
-    if not 1 <= c <= len(X):
-        raise ValueError(f"sampler {name!r}: need 1 <= c <= n = {len(X)}, got c = {c}")
+    if c < 1 or (c > len(X) and not options.get("replace")):
+        raise ValueError(f"sampler {name!r}: need 1 <= c <= n = {len(X)}, got c = {c}"
+                         " (c > n only when drawing with replacement)")
     if func.needs_y and options.get("y") is None:
         raise ValueError(f"sampler {name!r} needs the training targets: pass y=")
     try:

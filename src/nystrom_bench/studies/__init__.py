@@ -68,6 +68,14 @@ class Study:
     def check_method(self, method_name, method_cfg, study_cfg):
         """Raise ValueError naming the problem if a method block is invalid."""
 
+    def result_methods(self, study_cfg):
+        """The method labels the result rows will carry (default: the config's method names)."""
+        return list(study_cfg["methods"])
+
+    def report_tables(self, df, study_cfg):
+        """Extra ``(title, DataFrame, note)`` tables for the study's PDF (e.g. a paper's layout)."""
+        return []
+
     def run(self, study, cfg, dataset, X, y, splits, log=None):  # pragma: no cover - abstract
         """Run every method x kernel x seed of ``cfg`` on one data set; return result dicts."""
         raise NotImplementedError

@@ -1,0 +1,207 @@
+"""Generalized Nystrom kernel regression (seed 001, Chen et al. NIPS 2016): Tables 1 and 3.
+
+For every seed, kernel (Gaussian G / Epanechnikov E), sampler (uniform US /
+column-norm CS) and landmark count m, GNKR is fitted over the paper's grid
+``sigma in {1e-5, ..., 1e4}`` x ``lambda in {1e-15, ..., 1e-3}`` (one
+eigendecomposition per sigma serves all lambdas, :func:`~nystrom_bench.learners.gnkr_path`).
+Two numbers are reported per setting:
+
+``test_rmse_best``
+    the paper's protocol: the best *test* RMSE over the grid (selection on the test
+    set, optimistic);
+``test_rmse_val``
+    the honest one: (sigma, lambda) chosen on a validation split of the training
+    part (fits on the rest), then the fit on the whole training part with that
+    (sigma, lambda) tested once.
+
+Method labels are ``<sampler label>-<m>`` (e.g. ``US-1000``); the kernel label is
+the config's (``G``/``E``).  The PDF shows Table 1 in the paper's layout, ours with
+the paper's number beside it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .. import data, kernels, sampling, seeding
+from ..learners import gnkr_path
+from . import Study, register
+
+#: seed 001, Table 1 (average test RMSE over 20 runs), m = 300, 400, ..., 1000
+PAPER_TABLE1 = {
+    ("gnkr_f1", "G", "US"): [0.03412, 0.03145, 0.02986, 0.02919, 0.02897, 0.02906, 0.02896, 0.02908],
+    ("gnkr_f1", "G", "CS"): [0.03420, 0.03086, 0.02954, 0.02911, 0.02890, 0.02878, 0.02891, 0.02889],
+    ("gnkr_f1", "E", "US"): [0.10159, 0.09653, 0.09081, 0.08718, 0.08515, 0.08278, 0.08198, 0.08024],
+    ("gnkr_f1", "E", "CS"): [0.09941, 0.09414, 0.08908, 0.08631, 0.08450, 0.08237, 0.08118, 0.07898],
+    ("gnkr_f2", "G", "US"): [0.03442, 0.03434, 0.03418, 0.03409, 0.03404, 0.03400, 0.03398, 0.03395],
+    ("gnkr_f2", "G", "CS"): [0.03444, 0.03423, 0.03419, 0.03408, 0.03397, 0.03397, 0.03396, 0.03389],
+    ("gnkr_f2", "E", "US"): [0.04786, 0.04191, 0.04073, 0.03692, 0.03582, 0.03493, 0.03470, 0.03440],
+    ("gnkr_f2", "E", "CS"): [0.04607, 0.03865, 0.03709, 0.03573, 0.03510, 0.03441, 0.03316, 0.03383],
+    ("gnkr_f3", "G", "US"): [0.29236, 0.29102, 0.29009, 0.28908, 0.28867, 0.28839, 0.28755, 0.28742],
+    ("gnkr_f3", "G", "CS"): [0.29319, 0.29071, 0.28983, 0.28975, 0.28903, 0.28833, 0.28797, 0.28768],
+    ("gnkr_f3", "E", "US"): [0.16170, 0.15822, 0.15537, 0.15188, 0.15086, 0.14889, 0.14730, 0.14726],
+    ("gnkr_f3", "E", "CS"): [0.16500, 0.15579, 0.15205, 0.15201, 0.14949, 0.14698, 0.14597, 0.14566],
+    ("gnkr_f4", "G", "US"): [0.34916, 0.35158, 0.35155, 0.35148, 0.35156, 0.35140, 0.35136, 0.35139],
+    ("gnkr_f4", "G", "CS"): [0.34909, 0.35171, 0.35168, 0.35133, 0.35153, 0.35145, 0.35141, 0.35138],
+    ("gnkr_f4", "E", "US"): [0.22298, 0.21012, 0.20265, 0.19977, 0.19414, 0.19126, 0.18916, 0.18560],
+    ("gnkr_f4", "E", "CS"): [0.21624, 0.20783, 0.20024, 0.19698, 0.19260, 0.18996, 0.18702, 0.18662],
+}
+PAPER_M = [300, 400, 500, 600, 700, 800, 900, 1000]
+SIGMA_GRID = [10.0**k for k in range(-5, 5)]
+LAMBDA_GRID = [10.0**k for k in range(-15, -2)]
+
+
+def _landmarks(sampler, X, kern, m, rng):
+    if sampler == "uniform":
+        return sampling.sample("uniform", X, kern, c=min(m, len(X)), seed=rng)
+    return sampling.sample("column_norm", X, kern, c=m, seed=rng, replace=True)
+
+
+def _grid_rmse(X_fit, y_fit, X_eval, y_eval, sampler, kernel_name, m, sigmas, lams, rng):
+    """RMSE on (X_eval, y_eval) for every (sigma, lambda): array (len(sigmas), len(lams)), times."""
+    out = np.empty((len(sigmas), len(lams)))
+    fit_t = samp_t = 0.0
+    idx = None
+    for i, sigma in enumerate(sigmas):
+        kern = kernels.make(kernel_name, sigma=sigma)
+        t0 = time.perf_counter()
+        if sampler == "column_norm" or idx is None:  # uniform landmarks do not depend on sigma
+            idx = _landmarks(sampler, X_fit, kern, m, rng)
+        t1 = time.perf_counter()
+        path = gnkr_path(X_fit, y_fit, X_fit[idx], kern, lams)  # (n_lams, m)
+        t2 = time.perf_counter()
+        pred = kern(X_eval, X_fit[idx]) @ path.T
+        out[i] = np.sqrt(np.mean((pred - y_eval[:, None]) ** 2, axis=0))
+        samp_t += t1 - t0
+        fit_t += t2 - t1
+    return out, fit_t / len(sigmas), samp_t / len(sigmas)
+
+
+@register
+class GNKRStudy(Study):
+    name = "gnkr"
+    title = "Generalized Nystrom kernel regression (seed 001)"
+    description = (
+        "GNKR with l2 coefficient regularisation, (K_nm^T K_nm + lambda m n I) alpha = K_nm^T y, with Gaussian (G) "
+        "and indefinite Epanechnikov (E) kernels and uniform (US) or column-norm (CS) landmarks, over the paper's "
+        "(sigma, lambda) grid. test_rmse_best selects on the test set as the paper does; test_rmse_val selects on a "
+        "validation split of the training data (honest)."
+    )
+    tasks = ("regression",)
+    metrics = {
+        "test_rmse_best": ("Test RMSE, test-selected (paper protocol)", True),
+        "test_rmse_val": ("Test RMSE, validation-selected", True),
+        "fit_time": ("GNKR fit time per (sigma, all lambdas) (s)", True),
+        "sampling_time": ("Landmark sampling time (s)", True),
+    }
+    primary_metric = "test_rmse_best"
+    reference_method = None  # set in the config: e.g. US-1000
+
+    def _m_values(self, cfg):
+        m = cfg.get("params", {}).get("n_landmarks", [300, 1000])
+        return [int(v) for v in (m if isinstance(m, list) else [m])]
+
+    def result_methods(self, study_cfg):
+        return [f"{label}-{m}" for label in study_cfg["methods"] for m in self._m_values(study_cfg)]
+
+    def check_method(self, method_name, method_cfg, study_cfg):
+        if set(method_cfg) - {"sampler"}:
+            raise ValueError(f"method {method_name!r}: only 'sampler' may be set, got {sorted(method_cfg)}")
+        if method_cfg.get("sampler") not in ("uniform", "column_norm"):
+            raise ValueError(f"method {method_name!r}: sampler must be 'uniform' or 'column_norm'")
+
+    def run(self, study, cfg, dataset, X, y, splits, log=None):
+        p = cfg.get("params", {})
+        sigmas = [float(v) for v in p.get("sigma_grid", SIGMA_GRID)]
+        lams = [float(v) for v in p.get("lambda_grid", LAMBDA_GRID)]
+        val_frac = float(p.get("validation_fraction", 0.2))
+        rows = []
+        for seed in cfg["seeds"]:
+            split = data.apply_split(dataset, seed, X, y, splits[seed], cfg.get("scaling", "none"))
+            vrng = seeding.rng(seed, study, dataset, "validation")
+            perm = vrng.permutation(len(split.y_train))
+            n_val = int(round(val_frac * len(perm)))
+            val, sub = perm[:n_val], perm[n_val:]
+            for klabel, kspec in cfg["kernels"].items():
+                kname = kspec.get("kernel", klabel)
+                for mlabel, mcfg in cfg["methods"].items():
+                    sampler = mcfg["sampler"]
+                    for m in self._m_values(cfg):
+                        rng = seeding.rng(seed, study, dataset, mlabel, m)
+                        test_grid, fit_t, samp_t = _grid_rmse(split.X_train, split.y_train, split.X_test,
+                                                              split.y_test, sampler, kname, m, sigmas, lams, rng)
+                        val_grid, _, _ = _grid_rmse(split.X_train[sub], split.y_train[sub], split.X_train[val],
+                                                    split.y_train[val], sampler, kname, m, sigmas, lams, rng)
+                        bi, bj = np.unravel_index(np.nanargmin(test_grid), test_grid.shape)
+                        vi, vj = np.unravel_index(np.nanargmin(val_grid), val_grid.shape)
+                        # the test grid was fitted on the whole training part: its entry at the
+                        # validation-selected (sigma, lambda) is the honest refit, same landmarks
+                        metrics = {"test_rmse_best": float(test_grid[bi, bj]), "test_rmse_val": float(test_grid[vi, vj]),
+                                   "fit_time": fit_t, "sampling_time": samp_t}
+                        # best test RMSE for each width: shows which sigma a result needs (see report)
+                        metrics.update({f"rmse_at_sigma_{sg:g}": float(np.nanmin(test_grid[i]))
+                                        for i, sg in enumerate(sigmas)})
+                        rows.append({
+                            "dataset": dataset, "method": f"{mlabel}-{m}", "kernel": klabel, "seed": int(seed),
+                            "params": {"sampler": sampler, "kernel": kname, "n_landmarks": m,
+                                       "best_sigma": sigmas[bi], "best_lambda": lams[bj],
+                                       "val_sigma": sigmas[vi], "val_lambda": lams[vj],
+                                       "n_train": len(split.y_train), "n_test": len(split.y_test)},
+                            "metrics": metrics,
+                        })
+                        if log:
+                            log.info("%s seed=%s %s %s-%d: best %.5f (sigma=%g, lambda=%g), validation-selected "
+                                     "%.5f (sigma=%g, lambda=%g)", dataset, seed, klabel, mlabel, m,
+                                     metrics["test_rmse_best"], sigmas[bi], lams[bj], metrics["test_rmse_val"],
+                                     sigmas[vi], lams[vj])
+        return rows
+
+    def report_tables(self, df, study_cfg):
+        rows = []
+        for (dataset, kernel, method), sub in df.groupby(["dataset", "kernel", "method"]):
+            label, _, m = method.rpartition("-")
+            row = {"function": dataset, "algorithm": f"{kernel}-GNKR-{label}", "m": int(m)}
+            row["ours (test-selected)"] = f"{sub['test_rmse_best'].mean():.5f}"
+            row["ours (validation-selected)"] = f"{sub['test_rmse_val'].mean():.5f}"
+            paper = PAPER_TABLE1.get((dataset, kernel, label))
+            row["paper"] = f"{paper[PAPER_M.index(int(m))]:.5f}" if paper and int(m) in PAPER_M else "-"
+            rows.append(row)
+        import pandas as pd
+
+        table = pd.DataFrame(rows).sort_values(["function", "algorithm", "m"])
+        note = (
+            "Paper: seed 001 Table 1, mean over 20 runs (ours: over the configured seeds). Labels G/E and US/CS "
+            "must match the paper's for its column to be filled."
+        )
+        out = [("Table 1 (seed 001): average test RMSE, ours and the paper's", table, note)]
+        # which width each result needs: best test RMSE per sigma, largest m, uniform landmarks
+        sig_cols = [c for c in df.columns if c.startswith("rmse_at_sigma_")]
+        m_max = max(int(mm.rpartition("-")[2]) for mm in df["method"].unique())
+        us = [lab for lab, c in study_cfg["methods"].items() if c.get("sampler") == "uniform"]
+        if sig_cols and us:
+            sub = df[df["method"] == f"{us[0]}-{m_max}"]
+            per = sub.groupby(["dataset", "kernel"])[sig_cols].mean().reset_index()
+            per.columns = ["function", "kernel"] + [c.removeprefix("rmse_at_sigma_") for c in sig_cols]
+            for c in per.columns[2:]:
+                per[c] = per[c].map(lambda v: f"{v:.4f}")
+            out.append((f"Best test RMSE for each sigma ({us[0]}, m = {m_max}), over all lambdas", per,
+                        "Seed 001's Gaussian numbers for f1/f2 and all its Epanechnikov numbers are close to our "
+                        "sigma = 1 column; its Gaussian f3/f4 numbers (0.287, 0.351) lie between our sigma = 1 and "
+                        "sigma = 10 columns, while the best width on its own stated grid is sigma = 0.1 (a jump and "
+                        "a fast oscillation need a narrow kernel). So the paper's reported numbers come from a "
+                        "search that in effect never used sigma < 1, although its stated grid contains 0.1; the "
+                        "text does not say why. Ours therefore land well below the paper on f3/f4."))
+        from .. import stats
+
+        ge = stats.paired_tests(df, "test_rmse_best", reference="G", method_col="kernel",
+                                block_cols=("dataset", "method", "seed")) if df["kernel"].nunique() > 1 else None
+        if ge is not None and len(ge):
+            t = ge[["method", "reference", "n_pairs", "wins", "losses", "median_diff", "wilcoxon_p"]].copy()
+            t.columns = ["kernel", "vs", "pairs", "better", "worse", "median diff", "Wilcoxon p"]
+            t["median diff"] = t["median diff"].map(lambda v: f"{v:.4g}")
+            t["Wilcoxon p"] = t["Wilcoxon p"].map(lambda v: f"{v:.2g}")
+            out.append(("Gaussian vs Epanechnikov (test-selected RMSE, paired over function, method and seed)",
+                        t, "Wilcoxon signed-rank test; 'better' counts pairs where the kernel beats Gaussian."))
+        return out
