@@ -130,3 +130,17 @@ def test_cli(capsys, tmp_path):
     assert np.load(tmp_path / "wine.npz")["X"].shape == (178, 13)
     assert data.main(["info", "nope"]) == 2
     assert "unknown data set" in capsys.readouterr().err
+
+
+def test_mcm_grid_generator_is_a_centred_grid_the_mcm_can_use():
+    from nystrom_bench import approx, kernels
+
+    X, y = data.obtain("mcm_grid_20")
+    assert X.shape == (400, 2)
+    np.testing.assert_allclose(X.mean(axis=0), 0, atol=1e-12)
+    np.testing.assert_allclose(np.unique(np.round(np.diff(np.unique(X[:, 0])), 12)), [0.1])
+    r = np.linalg.norm(X, axis=1)
+    f = np.exp(-8 * (3 - r) ** 2) - np.exp(-8 * (1.5 - r) ** 2) - np.exp(-8 * (2 - r) ** 2)
+    assert 0.005 < np.std(y - f) < 0.015
+    op = approx.build("mcm", X, kernels.make("gaussian", gamma=5.0), levels=2, grid=(20, 20))
+    assert op.h == pytest.approx(0.1, rel=1e-9)  # the fitted spacing is exactly the grid's

@@ -46,6 +46,7 @@ __all__ = [
     "DataError",
     "save_npz_atomic",
     "make_scalable",
+    "make_mcm_grid",
     "check_available",
     "default_cache_dir",
 ]
@@ -147,11 +148,31 @@ def _gnkr_function(fn, n, rng):
     return x[:, None], y
 
 
+def make_mcm_grid(shape, spacing=0.1, noise_sd=0.01, seed=0):
+    """Seed 003's MCM synthetic data: a p-dimensional grid, row-major, each axis centred at 0.
+
+    ``f(x) = exp(-8 (3 - ||x||)^2) - exp(-8 (1.5 - ||x||)^2) - exp(-8 (2 - ||x||)^2)``
+    (as printed in seed 003, Section VII), ``y = f(x) + N(0, noise_sd^2)``.  The row-major
+    order is the grid labelling the MCM approximation assumes (``approx.build("mcm", X, k,
+    grid=shape)``).  Returns ``(X, y)`` with ``prod(shape)`` rows.
+    """
+    shape = tuple(int(m) for m in shape)
+    axes = [(np.arange(m) - (m - 1) / 2.0) * spacing for m in shape]
+    X = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(shape))
+    r = np.linalg.norm(X, axis=1)
+    f = np.exp(-8 * (3 - r) ** 2) - np.exp(-8 * (1.5 - r) ** 2) - np.exp(-8 * (2 - r) ** 2)
+    rng = seeded_rng(seed, "mcm_grid", *shape)
+    return X, f + noise_sd * rng.standard_normal(len(X))
+
+
 def _synthetic(kind, params, name):
     # the pool of points is fixed per data set (seed 0); splits and noise vary with the seed
     rng = seeded_rng(0, "synthetic", name)
     if kind == "gnkr":
         return _gnkr_function(params["function"], int(params["n_samples"]), rng)
+    if kind == "mcm_grid":
+        return make_mcm_grid(params["shape"], float(params.get("spacing", 0.1)),
+                             float(params.get("noise_sd", 0.01)))
     if kind == "scalable":
         return make_scalable(int(params["n_samples"]), int(params["n_features"]), seed=0,
                              noise=float(params.get("noise", 0.1)))
