@@ -65,6 +65,10 @@ def check(config):
                 study.check_method(mname, mcfg or {}, block)
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"{where}.methods.{mname}: {exc}") from None
+            for ds in block["datasets"]:
+                reason = study.skip(data.info(ds), mname, mcfg)
+                if reason:
+                    raise ConfigError(f"{where}: cannot run method {mname!r} on {ds!r}: {reason}")
         ref = block.get("reference", study.reference_method)
         labels = study.result_methods(block)
         if ref is not None and ref not in labels:
@@ -72,8 +76,4 @@ def check(config):
                 f"{where}.reference: the reference method {ref!r} is not among the methods "
                 f"{', '.join(labels)}; add it or set 'reference:'"
             )
-            for ds in block["datasets"]:
-                reason = study.skip(data.info(ds), mname, mcfg)
-                if reason:
-                    raise ConfigError(f"{where}: cannot run method {mname!r} on {ds!r}: {reason}")
     return enabled_studies(config)
