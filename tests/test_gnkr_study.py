@@ -25,8 +25,41 @@ def test_gnkr_study_rows_protocols_and_tables():
         assert m["test_rmse_best"] < (0.25 if (r["kernel"], r["method"]) == ("G", "US-40") else 0.5)
     df = pd.DataFrame([{"dataset": r["dataset"], "method": r["method"], "kernel": r["kernel"], "seed": r["seed"],
                         **r["metrics"]} for r in rows])
-    titles = [t for t, _, _ in st.report_tables(df, CFG)]
-    assert titles[0].startswith("Table 1") and any("each sigma" in t for t in titles)
+    tables = st.report_tables(df, CFG)
+    titles = [t for t, _, _ in tables]
+    assert titles[0].startswith("Tables 1 and 3") and any("each sigma" in t for t in titles)
+    per_m = next(tab for t, tab, _ in tables if t.startswith("Column-norm vs uniform"))
+    assert list(per_m["m"]) == [40] and list(per_m["sampler"]) == ["CS"] and per_m["pairs"].iloc[0] == 2
+
+
+def test_gnkr_standardized_target_is_scale_free():
+    st = studies.get("gnkr")
+    X, y = data.obtain("gnkr_f2")
+    X, y = X[:600], y[:600]
+    splits = {0: {"train": np.arange(300), "test": np.arange(300, 600), "train_noise": np.zeros(300)}}
+    cfg = {**CFG, "kernels": {"G": {"kernel": "gaussian"}}, "methods": {"US": {"sampler": "uniform"}},
+           "params": {**CFG["params"], "standardize_target": True}}
+    a = st.run("gnkr", cfg, "gnkr_f2", X, y, splits)[0]["metrics"]
+    b = st.run("gnkr", cfg, "gnkr_f2", X, 1000.0 * y + 7.0, splits)[0]["metrics"]
+    np.testing.assert_allclose(a["test_rmse_best"], b["test_rmse_best"], rtol=1e-6)
+
+
+def test_gnkr_paper_values_and_rmse_curve(tmp_path):
+    from nystrom_bench.studies.gnkr import paper_value
+
+    assert paper_value("gnkr_f1", "G", "US", 1000) == 0.02908
+    assert paper_value("CASP", "E", "CS", 1000) == 4.118e-3  # Table 3 is printed x 1e-3
+    assert paper_value("CASP", "E", "CS", 300) is None and paper_value("diabetes", "G", "US", 1000) is None
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame([{"dataset": ds, "method": f"{s}-{m}", "kernel": k, "seed": seed,
+                        "test_rmse_best": rng.uniform(0.02, 0.04), "test_rmse_val": 0.05}
+                       for ds in ("gnkr_f1", "winequality-white") for s in ("US", "CS") for m in (300, 1000)
+                       for k in ("G", "E") for seed in range(3)])
+    table = studies.get("gnkr").report_tables(df, {**CFG, "params": {}})[0][1]
+    wine = table[(table["data set"] == "winequality-white") & (table["algorithm"] == "G-GNKR-US")]
+    assert list(wine["paper"]) == ["-", "0.01394"]  # m = 300 is not in Table 3, m = 1000 is
+    figs = studies.get("gnkr").report_figures(df, {"title": "t"}, tmp_path)
+    assert figs[0][0].stat().st_size > 1000 and "landmarks" in figs[0][1]
 
 
 def test_gnkr_config_reference_uses_result_labels():

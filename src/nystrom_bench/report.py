@@ -81,11 +81,17 @@ def metric_figures(results_csv, info, out_dir):
     """
     import shutil
 
+    from . import studies
+
     out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=out_dir.name + ".", dir=out_dir.parent))
     try:
         for metric in info["metrics"]:
             metric_figure(results_csv, info, metric, tmp / f"{metric}.png")
+        # the study kind's own figures (e.g. a paper's curves), listed with captions for the PDF
+        extra = studies.get(info["kind"]).report_figures(pd.read_csv(results_csv), info, tmp)
+        (tmp / "extra_figures.json").write_text(json.dumps([{"file": Path(f).name, "caption": c} for f, c in extra]))
         if out_dir.exists():
             shutil.rmtree(out_dir)
         os.replace(tmp, out_dir)
@@ -293,6 +299,9 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf):
         doc.para(f"Friedman test on {r['metric']}: chi2 = {r['statistic']:.3g}, p = {_fmt_p(r['p'])} over "
                  f"{r['n_blocks']} blocks; mean ranks (1 = best): {r['mean_ranks']}.")
     doc.heading("4. Figures")
+    extra = Path(figures) / "extra_figures.json"
+    for fig in json.loads(extra.read_text()) if extra.exists() else []:
+        doc.image(Path(figures) / fig["file"], caption=fig["caption"])
     for metric, (label, _) in info["metrics"].items():
         doc.image(Path(figures) / f"{metric}.png", caption=f"{label}: one panel per data set, one box per method; dots are seeds.")
     doc.save(out_pdf)

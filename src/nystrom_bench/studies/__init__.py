@@ -76,6 +76,10 @@ class Study:
         """Extra ``(title, DataFrame, note)`` tables for the study's PDF (e.g. a paper's layout)."""
         return []
 
+    def report_figures(self, df, info, out_dir):
+        """Draw extra figures into ``out_dir``; return ``[(path, caption), ...]`` (shown first in the PDF)."""
+        return []
+
     def run(self, study, cfg, dataset, X, y, splits, log=None):  # pragma: no cover - abstract
         """Run every method x kernel x seed of ``cfg`` on one data set; return result dicts."""
         raise NotImplementedError
