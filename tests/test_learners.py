@@ -165,6 +165,32 @@ def test_gnkr_path_equals_separate_fits_and_handles_duplicates(rng):
         np.testing.assert_allclose(K @ a, K @ np.linalg.lstsq(A, K.T @ y, rcond=None)[0], atol=1e-6)
 
 
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
+def test_gnkr_svd_solver_equals_eigh_and_stays_accurate_for_tiny_lambda(kernel, rng):
+    X = rng.uniform(-2, 2, size=(200, 1))
+    y = np.sin(3 * X[:, 0])
+    kern = kernels.make(kernel, sigma=2.0)
+    Z = X[:30]
+    K = kern(X, Z)
+    a_e, a_s = gnkr_path(X, y, Z, kern, [1e-6], solver="eigh")[0], gnkr_path(X, y, Z, kern, [1e-6], solver="svd")[0]
+    np.testing.assert_allclose(K @ a_s, K @ a_e, atol=1e-8)
+    # lambda m n far below eps * ||K||^2: the SVD form agrees with a stable augmented least-squares
+    # solve of min ||K a - y||^2 + lambda m n ||a||^2, the normal equations (eigh) cannot
+    lam = 1e-22
+    A = np.vstack([K, np.sqrt(lam * 30 * 200) * np.eye(30)])
+    ref = np.linalg.lstsq(A, np.concatenate([y, np.zeros(30)]), rcond=None)[0]
+    a_s = gnkr_path(X, y, Z, kern, [lam], solver="svd")[0]
+    a_e = gnkr_path(X, y, Z, kern, [lam], solver="eigh")[0]
+    r_ref, r_s, r_e = (np.linalg.norm(K @ a - y) for a in (ref, a_s, a_e))
+    assert abs(r_s - r_ref) <= 1e-6 * max(r_ref, 1e-12) + 1e-9
+    assert r_s <= r_e + 1e-12
+
+
+def test_gnkr_path_unknown_solver():
+    with pytest.raises(ValueError, match="solver must be 'eigh' or 'svd'"):
+        gnkr_path(np.ones((3, 1)), np.ones(3), np.ones((2, 1)), kernels.make("gaussian"), [1e-3], solver="qr")
+
+
 def test_gnkr_column_norm_draws_with_replacement(rng):
     X = rng.normal(size=(30, 1))
     model = GNKR(sampler="column_norm", n_landmarks=100, random_state=0).fit(X, X[:, 0])

@@ -224,29 +224,45 @@ class KRR(RegressorMixin, BaseEstimator):
         return tags
 
 
-def gnkr_path(X, y, Z, kernel, lams):
+def gnkr_path(X, y, Z, kernel, lams, solver="eigh"):
     """GNKR coefficients for every lambda in ``lams`` (seed 001, eq. 5):
 
     ``alpha_lambda = (K_nm^T K_nm + lambda m n I_m)^-1 K_nm^T y``.
 
-    K_nm^T K_nm is symmetric PSD for *any* kernel (a Gram matrix of columns), so one
-    eigendecomposition ``U S U^T`` serves the whole path,
-    ``alpha = U (S + lambda m n)^-1 U^T K_nm^T y``: exact and stable even when it is
-    singular (duplicate landmarks from sampling with replacement, tiny lambda).
-    ``K_nm^T K_nm`` and ``K_nm^T y`` are streamed (never the n x m matrix).
+    ``solver="eigh"`` (default): K_nm^T K_nm is symmetric PSD for *any* kernel (a Gram
+    matrix of columns), so one eigendecomposition ``U S U^T`` serves the whole path,
+    ``alpha = U (S + lambda m n)^-1 U^T K_nm^T y``: exact even when it is singular
+    (duplicate landmarks from sampling with replacement).  ``K_nm^T K_nm`` and
+    ``K_nm^T y`` are streamed (never the n x m matrix).  Forming K_nm^T K_nm squares
+    the condition number, so ``lambda m n`` below about 1e-15 of its largest
+    eigenvalue is lost in rounding.
+
+    ``solver="svd"``: the thin SVD ``K_nm = P diag(s) Q^T`` gives
+    ``alpha = Q diag(s / (s^2 + lambda m n)) P^T y``, accurate down to much smaller
+    lambda (the condition number is not squared), at the cost of holding K_nm
+    (n x m) and about 3x the flops.
+
     Returns an array of shape (len(lams), m) (or (len(lams), m, t) for 2-D y).
     """
     n, m = len(X), len(Z)
-    G, b = kernel.gram(X, Z, y)
-    s, U = linalg.eigh(G, check_finite=False)
-    s = np.maximum(s, 0.0)
-    Utb = U.T @ b
+    if solver == "eigh":
+        G, b = kernel.gram(X, Z, y)
+        s, U = linalg.eigh(G, check_finite=False)
+        s = np.maximum(s, 0.0)
+        Utb = U.T @ b
+        num = None
+    elif solver == "svd":
+        P, sv, Qt = linalg.svd(kernel(X, Z), full_matrices=False, check_finite=False)
+        s, U, Utb, num = sv**2, Qt.T, P.T @ y, sv
+    else:
+        raise ValueError(f"GNKR solver must be 'eigh' or 'svd', got {solver!r}")
     out = []
     for lam in np.atleast_1d(lams):
         d = s + float(lam) * m * n
         if np.any(d <= 0):
             raise ValueError(f"GNKR: lambda = {lam} makes the system singular; use lambda > 0")
-        w = Utb / (d if Utb.ndim == 1 else d[:, None])
+        f = 1.0 / d if num is None else num / d  # filter factors of the eigh / SVD form
+        w = Utb * (f if Utb.ndim == 1 else f[:, None])
         out.append(U @ w)
     return np.stack(out)
 
