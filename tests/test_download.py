@@ -1,8 +1,10 @@
 """Downloads against a local HTTP server on 127.0.0.1 started by the test (no network)."""
 
 import bz2
+import io
 import threading
 import time
+import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -13,7 +15,20 @@ from nystrom_bench import data
 from nystrom_bench.data.download import DownloadError, LockFile, decompress, fetch
 
 SVM = b"1 1:0.5 3:1.0\n-1 2:2.0\n1 1:1.5 2:0.5 3:-1\n-1 3:0.25\n"
+KEEL_REG = (b"@relation house\n@attribute P1 real[2,7322564]\n@attribute P5p1 real[0.1,0.9]\n"
+            b"@attribute price real[0,500001]\n@inputs P1, P5p1\n@outputs price\n@data\n"
+            b"120, 0.5, 41000\n33, 0.25, 150000.5\n7, 0.75, 99999\n")
+
+
+def _zip(name, payload):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr(name, payload)
+    return buf.getvalue()
+
+
 ROUTES = {
+    "/house.zip": _zip("house.dat", KEEL_REG),
     "/ok.svm": SVM,
     "/ok2.svm": SVM,
     "/ok.svm.bz2": bz2.compress(SVM),
@@ -144,6 +159,8 @@ def registry(monkeypatch, server):
         "toy-gone": {"task": "binary", "source": "url", "format": "svmlight", "shape": [4, 3, 2],
                      "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/nothing"]},
                      "offline": "wisconsin"},
+        "toy-keel-reg": {"task": "regression", "source": "url", "format": "keel", "shape": [3, 2],
+                         "split": {"test_fraction": 0.34}, "files": {"data": [f"{server}/house.zip"]}},
         "toy-shape": {"task": "binary", "source": "url", "format": "svmlight", "shape": [5, 3, 2],
                       "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/ok2.svm"]}},
     }
@@ -163,6 +180,15 @@ def test_obtain_downloads_parses_and_caches(registry, tmp_path):
     Handler.hits.clear()
     data.obtain("toy", cache_dir=tmp_path, retries=1)
     assert Handler.hits == {}  # served from the cache
+
+
+def test_keel_regression_file_in_a_zip(registry, tmp_path):
+    """The census-house route: KEEL's regression zip (header, real-valued output last)."""
+    X, y = data.obtain("toy-keel-reg", cache_dir=tmp_path, retries=1)
+    np.testing.assert_array_equal(X, [[120, 0.5], [33, 0.25], [7, 0.75]])
+    assert y.dtype == np.float64
+    np.testing.assert_array_equal(y, [41000, 150000.5, 99999])
+    assert not leftovers(tmp_path)
 
 
 def test_source_split_uses_official_test_file(registry, tmp_path):
