@@ -32,6 +32,24 @@ def test_gnkr_study_rows_protocols_and_tables():
     assert list(per_m["m"]) == [40] and list(per_m["sampler"]) == ["CS"] and per_m["pairs"].iloc[0] == 2
 
 
+def test_gnkr_extra_sigmas_only_add_the_dense_metric():
+    st = studies.get("gnkr")
+    X, y = data.obtain("gnkr_f1")
+    X, y = X[:600], y[:600]
+    splits = {0: {"train": np.arange(300), "test": np.arange(300, 600),
+                  "train_noise": np.random.default_rng(1).normal(size=300)}}
+    base = st.run("gnkr", CFG, "gnkr_f1", X, y, splits)
+    cfg = {**CFG, "params": {**CFG["params"], "extra_sigmas": [0.3, 1.0, 3.0]}}  # 1.0 is already in the grid
+    dense = st.run("gnkr", cfg, "gnkr_f1", X, y, splits)
+    for a, b in zip(base, dense, strict=True):
+        assert a["metrics"]["test_rmse_dense"] == a["metrics"]["test_rmse_best"]  # no extras: the same
+        for k in ("test_rmse_best", "test_rmse_val"):  # the paper-grid results do not move
+            np.testing.assert_allclose(b["metrics"][k], a["metrics"][k], rtol=1e-10)
+        per_sigma = [v for k, v in b["metrics"].items() if k.startswith("rmse_at_sigma_")]
+        assert len(per_sigma) == 4 and b["metrics"]["test_rmse_dense"] == min(per_sigma)
+        assert b["metrics"]["test_rmse_dense"] <= b["metrics"]["test_rmse_best"]
+
+
 def test_gnkr_standardized_target_is_scale_free():
     st = studies.get("gnkr")
     X, y = data.obtain("gnkr_f2")
