@@ -175,3 +175,23 @@ def test_mcm_grid_generator_is_a_centred_grid_the_mcm_can_use():
     assert 0.005 < np.std(y - f) < 0.015
     op = approx.build("mcm", X, kernels.make("gaussian", gamma=5.0), levels=2, grid=(20, 20))
     assert op.h == pytest.approx(0.1, rel=1e-9)  # the fitted spacing is exactly the grid's
+
+
+def test_svmlight_fast_reader_equals_the_line_reader(tmp_path):
+    f = tmp_path / "a.svm"
+    f.write_text("# header comment\n1 1:0.5 3:1e-3  # trailing\n-1 2:2\n\n3.5 1:-1.5 2:0.5 4:7\n")
+    X, y = parsers.parse_svmlight(f, n_features=5)
+    X2, y2 = parsers._parse_svmlight_lines(f, n_features=5)
+    np.testing.assert_array_equal(X, X2)
+    np.testing.assert_array_equal(y, y2)
+    assert X.shape == (3, 5) and X[2, 3] == 7.0
+
+
+@pytest.mark.parametrize("text,match", [("1 1:0.5\n-1 0:2\n", "line 2: feature index 0 < 1"),
+                                        ("1 1:0.5\n1 2:x\n", "line 2"),
+                                        ("1 9:0.5\n", "feature index 9 exceeds the expected 3")])
+def test_svmlight_errors_name_the_line(tmp_path, text, match):
+    f = tmp_path / "bad.svm"
+    f.write_text(text)
+    with pytest.raises(data.DataError, match=match):
+        parsers.parse_svmlight(f, n_features=3)
