@@ -80,7 +80,9 @@ def parse_csv(path, target=-1, delimiter=None, skip_header=None):
     import pandas as pd
 
     try:
-        df = pd.read_csv(path, sep=delimiter, engine="python", header="infer" if skip_header is None else
+        # a known delimiter can use pandas' C parser; sniffing one needs the Python engine
+        df = pd.read_csv(path, sep=delimiter, engine="c" if delimiter else "python",
+                         header="infer" if skip_header is None else
                          (0 if skip_header else None))
     except Exception as exc:  # noqa: BLE001 - pandas raises many kinds
         raise _error(f"{path}: cannot parse as CSV: {exc}") from None
