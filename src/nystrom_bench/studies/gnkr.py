@@ -145,7 +145,8 @@ class GNKRStudy(Study):
         "GNKR with l2 coefficient regularisation, (K_nm^T K_nm + lambda m n I) alpha = K_nm^T y, with Gaussian (G) "
         "and indefinite Epanechnikov (E) kernels and uniform (US) or column-norm (CS) landmarks, over the paper's "
         "(sigma, lambda) grid. test_rmse_best selects on the test set as the paper does; test_rmse_val selects on a "
-        "validation split of the training data (honest)."
+        "validation split of the training data (honest); test_rmse_dense is test_rmse_best over the grid plus the "
+        "widths in params.extra_sigmas."
     )
     tasks = ("regression",)
     metrics = {
