@@ -53,6 +53,10 @@ def check(config):
                 data.check_available(ds)
             except data.DataError as exc:
                 raise ConfigError(f"{where}.datasets: {exc}") from None
+        try:
+            study.check_params(block.get("params") or {})
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"{where}.params: {exc}") from None
         for klabel, kspec in block["kernels"].items():
             kname = kspec.get("kernel", klabel)
             if kname not in kernels.available():

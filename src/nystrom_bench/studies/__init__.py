@@ -65,8 +65,19 @@ class Study:
                    f"{dataset_info['name']!r} is {dataset_info['task']}"
         return None
 
+    #: the keys ``params:`` may hold (None: anything); a typo is an error, not silently ignored
+    known_params = None
+
     def check_method(self, method_name, method_cfg, study_cfg):
         """Raise ValueError naming the problem if a method block is invalid."""
+
+    def check_params(self, params):
+        """Raise ValueError naming the problem if the study's ``params:`` block is invalid."""
+        if self.known_params is not None:
+            unknown = sorted(set(params) - set(self.known_params))
+            if unknown:
+                raise ValueError(f"unknown parameter(s) {', '.join(map(repr, unknown))} for study kind "
+                                 f"{self.name!r}; allowed: {', '.join(self.known_params)}")
 
     def result_methods(self, study_cfg):
         """The method labels the result rows will carry (default: the config's method names)."""

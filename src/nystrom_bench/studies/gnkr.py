@@ -159,6 +159,29 @@ class GNKRStudy(Study):
     primary_metric = "test_rmse_best"
     reference_method = None  # set in the config: e.g. US-1000
 
+    known_params = ("n_landmarks", "sigma_grid", "lambda_grid", "extra_sigmas", "validation_fraction",
+                    "standardize_target")
+
+    def check_params(self, params):
+        super().check_params(params)
+
+        def positive_list(key, cast):
+            v = params.get(key)
+            if v is None:
+                return
+            vals = v if isinstance(v, list) else [v]
+            if not vals or any(not isinstance(x, (int, float)) or isinstance(x, bool) or cast(x) <= 0 for x in vals):
+                raise ValueError(f"{key} must be a positive number or a non-empty list of them, got {v!r}")
+
+        positive_list("n_landmarks", int)
+        for key in ("sigma_grid", "lambda_grid", "extra_sigmas"):
+            positive_list(key, float)
+        vf = params.get("validation_fraction", 0.2)
+        if not isinstance(vf, (int, float)) or not 0 < vf < 1:
+            raise ValueError(f"validation_fraction must lie strictly between 0 and 1, got {vf!r}")
+        if not isinstance(params.get("standardize_target", False), bool):
+            raise ValueError("standardize_target must be true or false")
+
     def _m_values(self, cfg):
         m = cfg.get("params", {}).get("n_landmarks", [300, 1000])
         return [int(v) for v in (m if isinstance(m, list) else [m])]

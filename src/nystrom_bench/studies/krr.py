@@ -53,6 +53,7 @@ class KRRStudy(Study):
         "predict_time": ("Predict time (s)", True),
     }
     primary_metric = "test_mse"
+    known_params = ("alpha",)
     reference_method = "exact"
 
     def check_method(self, method_name, method_cfg, study_cfg):
