@@ -10,12 +10,17 @@ CFG = {"seeds": [0], "kernels": {"G": {"kernel": "gaussian"}, "E": {"kernel": "e
                   "validation_fraction": 0.25}}
 
 
+def _half_split(name, n, noise_seed=None):
+    """The first n points of a synthetic set, half train / half test (N(0,1) noise unless noise_seed is None)."""
+    X, y = data.obtain(name)
+    h = n // 2
+    noise = np.zeros(h) if noise_seed is None else np.random.default_rng(noise_seed).normal(size=h)
+    return X[:n], y[:n], {0: {"train": np.arange(h), "test": np.arange(h, n), "train_noise": noise}}
+
+
 def test_gnkr_study_rows_protocols_and_tables():
     st = studies.get("gnkr")
-    X, y = data.obtain("gnkr_f2")
-    X, y = X[:800], y[:800]
-    splits = {0: {"train": np.arange(400), "test": np.arange(400, 800),
-                  "train_noise": np.random.default_rng(0).normal(size=400)}}
+    X, y, splits = _half_split("gnkr_f2", 800, noise_seed=0)
     rows = st.run("gnkr", CFG, "gnkr_f2", X, y, splits)
     assert {r["method"] for r in rows} == {"US-40", "CS-40"} and {r["kernel"] for r in rows} == {"G", "E"}
     for r in rows:
@@ -34,10 +39,7 @@ def test_gnkr_study_rows_protocols_and_tables():
 
 def test_gnkr_extra_sigmas_only_add_the_dense_metric():
     st = studies.get("gnkr")
-    X, y = data.obtain("gnkr_f1")
-    X, y = X[:600], y[:600]
-    splits = {0: {"train": np.arange(300), "test": np.arange(300, 600),
-                  "train_noise": np.random.default_rng(1).normal(size=300)}}
+    X, y, splits = _half_split("gnkr_f1", 600, noise_seed=1)
     base = st.run("gnkr", CFG, "gnkr_f1", X, y, splits)
     cfg = {**CFG, "params": {**CFG["params"], "extra_sigmas": [0.3, 1.0, 3.0]}}  # 1.0 is already in the grid
     dense = st.run("gnkr", cfg, "gnkr_f1", X, y, splits)
@@ -52,9 +54,7 @@ def test_gnkr_extra_sigmas_only_add_the_dense_metric():
 
 def test_gnkr_standardized_target_is_scale_free():
     st = studies.get("gnkr")
-    X, y = data.obtain("gnkr_f2")
-    X, y = X[:600], y[:600]
-    splits = {0: {"train": np.arange(300), "test": np.arange(300, 600), "train_noise": np.zeros(300)}}
+    X, y, splits = _half_split("gnkr_f2", 600)
     cfg = {**CFG, "kernels": {"G": {"kernel": "gaussian"}}, "methods": {"US": {"sampler": "uniform"}},
            "params": {**CFG["params"], "standardize_target": True}}
     a = st.run("gnkr", cfg, "gnkr_f2", X, y, splits)[0]["metrics"]
