@@ -170,3 +170,12 @@ def test_gaussian_sketch(kern, X):
 def test_unknown_option(kern, X):
     with pytest.raises(ValueError, match="sampler 'uniform': .*unexpected keyword"):
         sampling.sample("uniform", X, kern, c=3, seed=0, bogus=1)
+
+
+def test_column_norm_reuses_given_probabilities(rng):
+    X = rng.normal(size=(60, 3))
+    p = sampling.column_norm_probabilities(X, "gaussian")
+    np.testing.assert_allclose(p.sum(), 1.0)
+    a = sampling.sample("column_norm", X, "gaussian", c=20, seed=5, replace=True)
+    b = sampling.sample("column_norm", X, "gaussian", c=20, seed=5, replace=True, probabilities=p)
+    np.testing.assert_array_equal(a, b)

@@ -113,16 +113,22 @@ def uniform(X, kernel, c, rng):
     return np.sort(rng.choice(len(X), size=c, replace=False))
 
 
+def column_norm_probabilities(X, kernel):
+    """``p_i = ||K[:, i]||^2 / ||K||_F^2``, computed block-wise (O(n) memory, no n x n matrix)."""
+    p = make(kernel).column_sq_norms(X)
+    return p / p.sum()
+
+
 @register("column_norm")
-def column_norm(X, kernel, c, rng, replace=False):
+def column_norm(X, kernel, c, rng, replace=False, probabilities=None):
     """Rows drawn with probability ``p_i = ||K[:, i]||^2 / ||K||_F^2``.
 
     ``replace=True`` draws c independent indices (seed 001's scheme; an index may
     repeat); ``replace=False`` draws c distinct indices by successive sampling.
-    The column norms are computed block-wise: O(n) memory, no n x n matrix.
+    ``probabilities``: the result of :func:`column_norm_probabilities` for this X and
+    kernel, to reuse across draws (it does not depend on c).
     """
-    p = kernel.column_sq_norms(X)
-    p = p / p.sum()
+    p = column_norm_probabilities(X, kernel) if probabilities is None else probabilities
     return rng.choice(len(X), size=c, replace=bool(replace), p=p)
 
 

@@ -98,19 +98,15 @@ def _landmarks(sampler, X, kern, m, rng, norms=None):
     if sampler == "uniform":
         t0 = time.perf_counter()
         return sampling.sample("uniform", X, kern, c=min(m, len(X)), seed=rng), time.perf_counter() - t0
+    norms = {} if norms is None else norms
     key = repr(kern)
-    if norms is None or key not in norms:
+    if key not in norms:
         t0 = time.perf_counter()
-        p = kern.column_sq_norms(X)
-        entry = (p / p.sum(), time.perf_counter() - t0)
-        if norms is not None:
-            norms[key] = entry
-    else:
-        entry = norms[key]
-    p, t_norms = entry
+        norms[key] = (sampling.column_norm_probabilities(X, kern), time.perf_counter() - t0)
+    p, t_norms = norms[key]
     t0 = time.perf_counter()
-    # = sampling.column_norm(..., replace=True): m independent draws, p_i ~ ||K[:, i]||^2
-    idx = rng.choice(len(X), size=m, replace=True, p=p)
+    # m independent draws, p_i ~ ||K[:, i]||^2, as the paper states
+    idx = sampling.sample("column_norm", X, kern, c=m, seed=rng, replace=True, probabilities=p)
     return idx, t_norms + time.perf_counter() - t0
 
 
