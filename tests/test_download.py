@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from nystrom_bench import data
+from nystrom_bench.data.catalog import _validate_entry
 from nystrom_bench.data.download import DownloadError, LockFile, decompress, fetch
 
 SVM = b"1 1:0.5 3:1.0\n-1 2:2.0\n1 1:1.5 2:0.5 3:-1\n-1 3:0.25\n"
@@ -145,7 +146,6 @@ def test_decompress_and_corrupt_archive(server, tmp_path):
 
 @pytest.fixture
 def registry(monkeypatch, server):
-    base = dict(data.registry())
     entries = {
         "toy": {"task": "binary", "source": "url", "format": "svmlight", "shape": [4, 3, 2],
                 "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/ok.svm.bz2"]}},
@@ -164,11 +164,11 @@ def registry(monkeypatch, server):
         "toy-shape": {"task": "binary", "source": "url", "format": "svmlight", "shape": [5, 3, 2],
                       "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/ok2.svm"]}},
     }
-    for e in entries.values():
-        data._validate_entry("toy", e)
-    base.update(entries)
-    monkeypatch.setattr(data, "registry", lambda: base)
-    return base
+    reg = data.registry()  # the cached dict every module reads: entries added for this test only
+    for name, e in entries.items():
+        _validate_entry(name, e)
+        monkeypatch.setitem(reg, name, e)
+    return reg
 
 
 def test_obtain_downloads_parses_and_caches(registry, tmp_path):

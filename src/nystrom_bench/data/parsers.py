@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import DataError
+
 __all__ = ["parse_svmlight", "parse_csv", "parse_keel"]
 
 
 def _error(msg):
-    from . import DataError
-
     return DataError(msg)
 
 
