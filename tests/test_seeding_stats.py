@@ -43,7 +43,7 @@ def test_paired_tests_match_scipy(rng):
     assert t.loc["worse", "losses"] == 20 and t.loc["worse", "wins"] == 0
     assert t.loc["worse", "wilcoxon_p_holm"] < 0.001
     assert t.loc["same", "wilcoxon_p_holm"] > 0.01
-    with pytest.raises(ValueError, match="reference method 'zzz'"):
+    with pytest.raises(ValueError, match="reference method .zzz. has no results"):
         stats.paired_tests(df, "mse", "zzz")
 
 
@@ -51,3 +51,43 @@ def test_friedman(rng):
     f = stats.friedman(_frame(rng, 0.5), "mse")
     assert f["p"] < 1e-3
     assert max(f["mean_ranks"], key=f["mean_ranks"].get) == "worse"
+
+
+def _coord_frame(rng):
+    """Two methods x two m values x 6 seeds: rows differ only in the coord m."""
+    rows = []
+    for m in (10, 20):
+        for seed in range(6):
+            base = rng.normal()
+            rows.append({"dataset": "a", "kernel": "g", "seed": seed, "m": m, "method": "ref", "mse": base})
+            rows.append({"dataset": "a", "kernel": "g", "seed": seed, "m": m, "method": "ny",
+                         "mse": base + (0.5 if m == 10 else -0.5) + 0.01 * rng.normal()})
+    return pd.DataFrame(rows)
+
+
+def test_study_tests_per_coord_value_and_overall(rng):
+    df = _coord_frame(rng)
+    paired, fried = stats.study_tests(df, {"mse": True}, "ref", coords=("m",))
+    t = paired.set_index("scope")
+    assert list(paired["scope"]) == ["all", "m=10", "m=20"]
+    assert t.loc["all", "n_pairs"] == 12 and t.loc["m=10", "n_pairs"] == 6
+    assert t.loc["m=10", "losses"] == 6 and t.loc["m=20", "wins"] == 6  # opposite effects per m
+    assert fried.empty  # two methods: no Friedman test
+    # without the coord in the blocks, rows of two m values would be averaged silently: an error
+    with pytest.raises(ValueError, match=r"several results share the block .*add the study.s coords"):
+        stats.paired_tests(df, "mse", "ref", block_cols=("dataset", "kernel", "seed"))
+
+
+def test_multiple_kernel_method_pairs_on_dataset_and_seed(rng):
+    df = _frame(rng, 0.5).assign(kernel="g")
+    df.loc[df["method"] == "worse", "kernel"] = "multi"  # a multiple-kernel method carries its own label
+    with pytest.raises(stats.NoPairsError, match=r"'worse' and the reference 'ref' share no block: their 'kernel' "
+                                                 r"values differ .*Study.block_cols without 'kernel'"):
+        stats.study_tests(df, {"mse": True}, "ref", block_cols=("dataset", "kernel", "seed"))
+    paired, _ = stats.study_tests(df, {"mse": True}, "ref", block_cols=("dataset", "seed"))
+    assert paired.set_index("method").loc["worse", "n_pairs"] == 20
+
+
+def test_missing_reference_is_an_error_naming_the_methods(rng):
+    with pytest.raises(stats.NoPairsError, match=r"reference method 'zzz' has no results .*ref, same, worse"):
+        stats.study_tests(_frame(rng, 0.1).assign(kernel="g"), {"mse": True}, "zzz")
