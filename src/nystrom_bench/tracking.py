@@ -1,32 +1,48 @@
-"""MLflow logging: one experiment per study, one run per result, idempotent, parallel-safe.
+"""MLflow logging: one experiment per study, one parent run per job with one child run per result;
+idempotent, parallel-safe.
 
 - Store: ``MLFLOW_TRACKING_URI`` if set (e.g. a tracking server on a cluster),
   else the config's ``mlflow.tracking_uri``, else ``sqlite:///mlflow.db``;
   a relative SQLite path is resolved against the workflow's directory.
-- Idempotent: every run carries a deterministic ``run_key`` tag
-  (study/dataset/method/kernel/seed) and the ``job_key`` of the job that made it.
-  Logging a job first deletes the active runs with its ``job_key``, so re-running
-  a job replaces its runs instead of duplicating them.
+- Layout: every job gets one parent run (run name = its ``job_key``, tag
+  ``nystrom_bench.level = "job"``, the job's parameters, the job's result file as
+  its only artifact); every result is a child run of it (tag ``mlflow.parentRunId``,
+  ``nystrom_bench.level = "result"``, no artifact).  With a SQLite store the
+  artifacts go under ``<db dir>/mlartifacts/<study>``.
+- Identity: every run carries the ``job_key`` of the job that made it, every result
+  run a deterministic ``run_key`` (study/dataset/method/kernel/seed, then
+  ``/name=value`` for each of the row's ``coords``, e.g. ``.../seed1/m=300/lam=1e-15``);
+  coords are logged as params too, so the MLflow UI can filter on them.
+- Idempotent: logging a job first deletes the active runs (parent and children)
+  with its ``job_key``, so re-running a job replaces its runs instead of
+  duplicating them; :func:`prune` deletes the runs of jobs no longer in a study.
 - Parallel jobs: with a SQLite store, every write happens under an inter-process
   file lock next to the database (``mlflow.db.lock``): no "database is locked",
   no lost runs, and the create-experiment race cannot happen.  With a tracking
   server the race is handled by catching ``RESOURCE_ALREADY_EXISTS``; transient
   errors are retried with back-off.
+- Non-finite metrics (NaN, inf) are not logged.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import numbers
 import os
 import random
 import time
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
-__all__ = ["resolve_tracking_uri", "log_job", "run_key", "active_runs"]
+__all__ = ["resolve_tracking_uri", "log_job", "run_key", "format_coord", "active_runs", "prune",
+           "LEVEL_TAG"]
 
 DEFAULT_URI = "sqlite:///mlflow.db"
+LEVEL_TAG = "nystrom_bench.level"
+_PARENT_TAG = "mlflow.parentRunId"
+_ID_PARAMS = ("study", "dataset", "method", "kernel", "seed")
+_MAX_PARAM = 6000
 log = logging.getLogger(__name__)
 
 
@@ -43,9 +59,34 @@ def _sqlite_path(uri):
     return Path(uri[len("sqlite:///") :]) if uri.startswith("sqlite:///") else None
 
 
-def run_key(study, dataset, method, kernel, seed):
-    """The deterministic identity of one result."""
-    return f"{study}/{dataset}/{method}/{kernel}/seed{seed}"
+def format_coord(value):
+    """A coordinate value as it appears in run keys, run names and params.
+
+    Integral numbers as integers (``300``, ``300.0`` -> ``"300"``), other floats in
+    their shortest round-tripping form (``1e-15``, ``1.0000001e-15``), anything else
+    (strings, booleans) with ``str``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return str(value)
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    f = float(value)
+    if f.is_integer():
+        return str(int(f))
+    return repr(f)
+
+
+def _coord_suffix(coords):
+    return "".join(f"/{name}={format_coord(v)}" for name, v in (coords or {}).items())
+
+
+def run_key(study, dataset, method, kernel, seed, coords=None):
+    """The deterministic identity of one result.
+
+    ``study/dataset/method/kernel/seed<seed>`` followed by ``/name=value`` for each
+    coordinate in the order of ``coords`` (values through :func:`format_coord`).
+    """
+    return f"{study}/{dataset}/{method}/{kernel}/seed{seed}" + _coord_suffix(coords)
 
 
 def _retry(fn, what, attempts=8):
@@ -84,30 +125,10 @@ def _clean(value):
     return value
 
 
-def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=None):
-    """Log the results of one workflow job to MLflow, replacing any earlier runs of that job.
-
-    Parameters
-    ----------
-    study : str
-        Experiment name.
-    job_key : str
-        Identity of the job (e.g. ``"krr/diabetes"``); its old runs are deleted first.
-    results : list of dict
-        One dict per result with keys ``dataset, method, kernel, seed``, ``params``
-        (dict) and ``metrics`` (dict of floats).
-    result_file : path, optional
-        Logged as an artifact of every run.
-    tags : dict, optional
-        Extra tags for every run (git commit, config hash, versions).
-
-    Returns
-    -------
-    list of str
-        The run ids created, in the order of ``results``.
-    """
+@contextmanager
+def _store(study, tracking_uri):
+    """Yield ``(client, artifact_root)`` while holding the SQLite store's file lock (if any)."""
     from filelock import FileLock
-    from mlflow.entities import Metric, Param, RunTag
     from mlflow.tracking import MlflowClient
 
     uri = tracking_uri or resolve_tracking_uri()
@@ -119,54 +140,158 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
         lock = FileLock(str(db) + ".lock", timeout=600)
         artifact_root = (db.parent / "mlartifacts" / study).as_uri()
     with lock:
-        client = MlflowClient(tracking_uri=uri)
-        exp_id = _retry(lambda: _experiment_id(client, study, artifact_root), "create experiment")
-        old = _retry(
-            lambda: client.search_runs(
-                [exp_id], filter_string=f"tags.job_key = '{job_key}'", max_results=50000
+        yield MlflowClient(tracking_uri=uri), artifact_root
+
+
+def _search_all(client, exp_id, filter_string=""):
+    """Every active run of ``exp_id`` matching ``filter_string``, across result pages."""
+    runs, token = [], None
+    while True:
+        page = _retry(
+            lambda token=token: client.search_runs(
+                [exp_id], filter_string=filter_string, max_results=50000, page_token=token
             ),
             "search runs",
         )
-        for r in old:
-            _retry(lambda r=r: client.delete_run(r.info.run_id), "delete run")
+        runs.extend(page)
+        token = page.token
+        if not token:
+            return runs
+
+
+def _delete(client, runs):
+    for r in runs:
+        _retry(lambda r=r: client.delete_run(r.info.run_id), "delete run")
+    return len(runs)
+
+
+def _params(pairs):
+    from mlflow.entities import Param
+
+    return [Param(k, str(v)[:_MAX_PARAM]) for k, v in pairs.items()]
+
+
+def _result_run(study, res):
+    """``(run_key, run name, params)`` of one result row."""
+    coords = res.get("coords") or {}
+    clash = set(coords) & set(_ID_PARAMS)
+    if clash:
+        raise ValueError(f"coords may not be named {sorted(clash)}: {res}")
+    key = run_key(study, res["dataset"], res["method"], res["kernel"], res["seed"], coords)
+    name = f"{res['dataset']}/{res['method']}/{res['kernel']}/seed{res['seed']}" + _coord_suffix(coords)
+    params = {
+        "study": study, "dataset": res["dataset"], "method": res["method"],
+        "kernel": res["kernel"], "seed": res["seed"], **res.get("params", {}),
+    }
+    for cname, v in coords.items():
+        if cname in params and str(params[cname]) != format_coord(v) and params[cname] != v:
+            log.warning("%s: param %s=%r differs from coord %s=%r; logging the coord",
+                        key, cname, params[cname], cname, v)
+        params[cname] = format_coord(v)
+    return key, name, params
+
+
+def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=None, job_params=None):
+    """Log the results of one workflow job to MLflow, replacing any earlier runs of that job.
+
+    Creates one parent run for the job and one child run per result.
+
+    Parameters
+    ----------
+    study : str
+        Experiment name.
+    job_key : str
+        Identity of the job (e.g. ``"krr/diabetes"``); its old runs (parent and
+        children) are deleted first.
+    results : list of dict
+        One dict per result with keys ``dataset, method, kernel, seed``, optionally
+        ``coords`` (dict name -> value, part of the ``run_key`` and logged as params),
+        ``params`` (dict) and ``metrics`` (dict of floats; non-finite ones are skipped).
+    result_file : path, optional
+        Logged as the only artifact, of the parent run.
+    tags : dict, optional
+        Extra tags for every run, parent and children (git commit, config hash, versions);
+        they cannot override the level, parent, ``run_key`` or ``job_key`` tags.
+    job_params : dict, optional
+        Params of the parent run (values stringified, cut to 6000 characters).
+
+    Returns
+    -------
+    list of str
+        The ids of the result (child) runs, in the order of ``results``.
+    """
+    from mlflow.entities import Metric
+
+    prepared = [_result_run(study, res) for res in results]
+    keys = [key for key, _, _ in prepared]
+    if len(set(keys)) != len(keys):
+        dup = sorted({k for k in keys if keys.count(k) > 1})
+        log.warning("job %s logs %d results under duplicate run_keys (add coords?): %s",
+                    job_key, len(keys) - len(set(keys)), dup[:5])
+    extra = {k: str(v) for k, v in (tags or {}).items()}
+    with _store(study, tracking_uri) as (client, artifact_root):
+        exp_id = _retry(lambda: _experiment_id(client, study, artifact_root), "create experiment")
+        _delete(client, _search_all(client, exp_id, f"tags.job_key = '{job_key}'"))
+
+        parent_tags = {**extra, LEVEL_TAG: "job", "job_key": job_key}
+        parent = _retry(
+            lambda: client.create_run(exp_id, run_name=job_key, tags=parent_tags), "create job run"
+        ).info.run_id
+        if job_params:
+            _retry(lambda: client.log_batch(parent, params=_params(job_params)), "log job params")
+        if result_file is not None:
+            _retry(lambda: client.log_artifact(parent, str(result_file)), "log artifact")
+
         run_ids = []
         now = int(time.time() * 1000)
-        for res in results:
-            key = run_key(study, res["dataset"], res["method"], res["kernel"], res["seed"])
-            run_tags = {"run_key": key, "job_key": job_key, **(tags or {})}
-            name = f"{res['dataset']}/{res['method']}/{res['kernel']}/seed{res['seed']}"
-            run = _retry(
+        for res, (key, name, params) in zip(results, prepared, strict=True):
+            run_tags = {**extra, LEVEL_TAG: "result", _PARENT_TAG: parent, "run_key": key,
+                        "job_key": job_key}
+            rid = _retry(
                 lambda run_tags=run_tags, name=name: client.create_run(exp_id, run_name=name, tags=run_tags),
                 "create run",
-            )
-            rid = run.info.run_id
-            params = {
-                "study": study, "dataset": res["dataset"], "method": res["method"],
-                "kernel": res["kernel"], "seed": res["seed"], **res.get("params", {}),
-            }
+            ).info.run_id
             metrics = [
                 Metric(k, float(v), now, 0)
                 for k, v in res.get("metrics", {}).items()
                 if _clean(float(v)) is not None
             ]
             _retry(
-                lambda rid=rid, params=params, metrics=metrics, run_tags=run_tags: client.log_batch(
-                    rid,
-                    metrics=metrics,
-                    params=[Param(k, str(v)[:6000]) for k, v in params.items()],
-                    tags=[RunTag(k, str(v)) for k, v in run_tags.items()],
+                lambda rid=rid, params=params, metrics=metrics: client.log_batch(
+                    rid, metrics=metrics, params=_params(params)
                 ),
                 "log batch",
             )
-            if result_file is not None:
-                _retry(lambda rid=rid: client.log_artifact(rid, str(result_file)), "log artifact")
             _retry(lambda rid=rid: client.set_terminated(rid, "FINISHED"), "finish run")
             run_ids.append(rid)
+        _retry(lambda: client.set_terminated(parent, "FINISHED"), "finish job run")
     return run_ids
 
 
-def active_runs(study, tracking_uri=None):
-    """All active runs of the experiment ``study`` as a pandas DataFrame (empty if none)."""
+def prune(study, keep_job_keys, tracking_uri=None):
+    """Delete the active runs of ``study`` whose ``job_key`` is not in ``keep_job_keys``.
+
+    Parents and children go alike; runs without a ``job_key`` tag are left alone.
+    Used when a data set leaves a study.  Returns the number of runs deleted (0 if
+    the experiment does not exist; a deleted experiment is not restored).
+    """
+    keep = set(keep_job_keys)
+    with _store(study, tracking_uri) as (client, _):
+        exp = _retry(lambda: client.get_experiment_by_name(study), "get experiment")
+        if exp is None:
+            return 0
+        stale = [r for r in _search_all(client, exp.experiment_id)
+                 if "job_key" in r.data.tags and r.data.tags["job_key"] not in keep]
+        return _delete(client, stale)
+
+
+def active_runs(study, tracking_uri=None, level="result"):
+    """Active runs of the experiment ``study`` as a pandas DataFrame (empty if none).
+
+    ``level="result"`` (default): the result runs (runs without a level tag, from
+    older stores, count as results); ``level="job"``: the job (parent) runs;
+    ``level=None``: all active runs.
+    """
     import mlflow
     import pandas as pd
 
@@ -175,4 +300,9 @@ def active_runs(study, tracking_uri=None):
     exp = mlflow.get_experiment_by_name(study)
     if exp is None:
         return pd.DataFrame()
-    return mlflow.search_runs([exp.experiment_id], max_results=50000)
+    runs = mlflow.search_runs([exp.experiment_id], max_results=50000)
+    if level is None or runs.empty:
+        return runs
+    col = f"tags.{LEVEL_TAG}"
+    levels = runs[col].fillna("result") if col in runs else pd.Series("result", index=runs.index)
+    return runs[levels == level].reset_index(drop=True)
