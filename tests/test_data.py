@@ -1,3 +1,6 @@
+import os
+import stat
+
 import numpy as np
 import pytest
 
@@ -152,6 +155,17 @@ def test_save_npz_atomic_leaves_nothing_on_failure(tmp_path):
     with pytest.raises(RuntimeError):
         data.save_npz_atomic(tmp_path / "x.npz", X=Boom())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_save_npz_atomic_writes_0644_under_umask_022(tmp_path):
+    old = os.umask(0o022)
+    try:
+        data.save_npz_atomic(tmp_path / "sub" / "x.npz", X=np.eye(2), n_train=-1)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "sub" / "x.npz").stat().st_mode) == 0o644
+    assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == ["x.npz"]
+    np.testing.assert_array_equal(np.load(tmp_path / "sub" / "x.npz")["X"], np.eye(2))
 
 
 def test_cli(capsys, tmp_path):

@@ -2,6 +2,10 @@
 
 import bz2
 import io
+import os
+import stat
+import subprocess
+import sys
 import threading
 import time
 import zipfile
@@ -50,6 +54,14 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/slow":
             time.sleep(1.5)  # longer than the client's timeout; bounded
             return self._send(SVM)
+        if self.path == "/stall":  # part of the body, then nothing: the client is killed meanwhile
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(SVM) * 10))
+            self.end_headers()
+            self.wfile.write(SVM)
+            self.wfile.flush()
+            time.sleep(3.0)  # bounded
+            return
         if self.path == "/truncated":
             self.send_response(200)
             self.send_header("Content-Length", str(len(SVM) * 10))
@@ -73,7 +85,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
+            pass
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +103,17 @@ def server():
 
 def leftovers(folder):
     return [p.name for p in Path(folder).rglob("*") if p.is_file() and (".part" in p.name or ".tmp" in p.name)]
+
+
+@pytest.fixture
+def umask022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def _mode(path):
+    return stat.S_IMODE(Path(path).stat().st_mode)
 
 
 def test_success_records_checksum_then_verifies(server, tmp_path):
@@ -142,6 +168,34 @@ def test_decompress_and_corrupt_archive(server, tmp_path):
     with pytest.raises(DownloadError, match="corrupt or unreadable archive"):
         decompress(bad, tmp_path / "c.svm")
     assert not (tmp_path / "c.svm").exists() and not leftovers(tmp_path)
+
+
+def test_downloads_decompressed_files_and_lock_file_are_0644(server, tmp_path, umask022):
+    lock = LockFile(tmp_path / "datasets.lock")
+    raw = fetch(f"{server}/ok.svm.bz2", tmp_path / "m.svm.bz2", lock=lock, key="toy/m.svm.bz2", retries=1)
+    plain = decompress(raw, tmp_path / "m.svm")
+    zipped = decompress(fetch(f"{server}/house.zip", tmp_path / "house.zip", retries=1), tmp_path / "house.dat")
+    for path in (raw, plain, zipped, lock.path):
+        assert _mode(path) == 0o644, path
+
+
+def test_a_killed_download_leaves_only_what_the_next_run_removes(server, tmp_path):
+    dest = tmp_path / "raw" / "k.svm"
+    code = ("from nystrom_bench.data.download import fetch; "
+            f"fetch({server + '/stall'!r}, {str(dest)!r}, retries=1, timeout=30)")
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 30
+        while not leftovers(tmp_path) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        left = leftovers(tmp_path)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert left and left[0].startswith(".k.svm.") and not dest.exists()  # the killed writer's temporary
+    assert leftovers(tmp_path) == left
+    fetch(f"{server}/ok.svm", dest, retries=1)  # the next write of the same file cleans up
+    assert dest.read_bytes() == SVM and not leftovers(tmp_path)
 
 
 @pytest.fixture

@@ -4,9 +4,11 @@ file with atomic rename, decompression, checksums (trust on first use) and mirro
 ``fetch(urls, dest, ...)`` tries each URL in order; for each it retries transient
 failures (timeouts, connection errors, HTTP 5xx, truncated bodies) with
 exponential back-off, and gives up at once on permanent ones (HTTP 4xx).  The body
-streams into ``<dest>.<random>.part`` beside the destination while its SHA-256
-is computed; only a complete, verified file is renamed onto ``dest``, so no
-failure ever leaves a partial file behind.
+streams into a temporary file beside the destination (:mod:`nystrom_bench.atomic`:
+``.<dest>.<host>.<pid>.tmp``, mode 0644 under the usual umask) while its SHA-256 is
+computed; only a complete, verified file is renamed onto ``dest``.  A failure removes
+the temporary file; a killed download leaves it, and the next write of the same
+``dest`` removes it.  :func:`decompress` and :class:`LockFile` write the same way.
 
 Checksums: a known SHA-256 (from the registry) is verified; otherwise the first
 download's SHA-256 is recorded in a lock file (YAML, meant to be committed) and
@@ -19,17 +21,17 @@ import bz2
 import gzip
 import hashlib
 import lzma
-import os
-import shutil
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
 import zipfile
+import zlib
 from pathlib import Path
 
 import yaml
+
+from .. import atomic
 
 __all__ = ["DownloadError", "fetch", "decompress", "LockFile", "sha256_file"]
 
@@ -76,11 +78,9 @@ class LockFile:
         with FileLock(str(self.path) + ".lock", timeout=60):
             data = self.read()
             data[key] = digest
-            fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", dir=self.path.parent)
-            with os.fdopen(fd, "w") as fh:
+            with atomic.open_atomic(self.path, "w") as fh:
                 fh.write("# SHA-256 of downloaded files (trust on first use); commit this file.\n")
                 yaml.safe_dump(dict(sorted(data.items())), fh, sort_keys=True)
-            os.replace(tmp, self.path)
 
 
 def _progress(done, total, label, stream):
@@ -95,23 +95,22 @@ def _progress(done, total, label, stream):
     stream.flush()
 
 
-def _download_once(url, part, timeout, label, stream):
-    """Stream url into the open file ``part``; return the SHA-256. Raises _Transient or DownloadError."""
+def _download_once(url, fh, timeout, label, stream):
+    """Stream url into the open binary file ``fh``; return the SHA-256. Raises _Transient or DownloadError."""
     req = urllib.request.Request(url, headers={"User-Agent": "nystrom-bench"})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             total = resp.headers.get("Content-Length")
             total = int(total) if total and total.isdigit() else None
             h, done = hashlib.sha256(), 0
-            with open(part, "wb") as fh:
-                while True:
-                    block = resp.read(CHUNK)
-                    if not block:
-                        break
-                    fh.write(block)
-                    h.update(block)
-                    done += len(block)
-                    _progress(done, total, label, stream)
+            while True:
+                block = resp.read(CHUNK)
+                if not block:
+                    break
+                fh.write(block)
+                h.update(block)
+                done += len(block)
+                _progress(done, total, label, stream)
             if stream is not None:
                 stream.write("\n")
             if total is not None and done != total:
@@ -155,16 +154,14 @@ def fetch(urls, dest, *, sha256=None, lock=None, key=None, timeout=30.0, retries
     errors = []
     for url in urls:
         for attempt in range(max(1, retries)):
-            fd, part = tempfile.mkstemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent)
-            os.close(fd)
             try:
-                digest = _download_once(url, part, timeout, dest.name, progress)
-                if expected and digest != expected:
-                    raise DownloadError(
-                        f"checksum mismatch for {url}: expected sha256 {expected}, got {digest}; the file "
-                        "changed upstream or is corrupt (delete its entry in the lock file to accept it)"
-                    )
-                os.replace(part, dest)
+                with atomic.open_atomic(dest, "wb") as fh:  # renamed onto dest only if the block succeeds
+                    digest = _download_once(url, fh, timeout, dest.name, progress)
+                    if expected and digest != expected:
+                        raise DownloadError(
+                            f"checksum mismatch for {url}: expected sha256 {expected}, got {digest}; the file "
+                            "changed upstream or is corrupt (delete its entry in the lock file to accept it)"
+                        )
                 if lock is not None and key and not expected:
                     lock.record(key, digest)
                 return dest
@@ -177,9 +174,32 @@ def fetch(urls, dest, *, sha256=None, lock=None, key=None, timeout=30.0, retries
                 if "checksum mismatch" in str(exc):
                     raise
                 break  # permanent for this URL: next mirror
-            finally:
-                Path(part).unlink(missing_ok=True)
     raise DownloadError("; ".join(errors) or "no URL given")
+
+
+#: what reading a damaged archive raises (bz2/gzip: OSError, EOFError; zip: BadZipFile, zlib.error)
+_UNREADABLE = (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError, zlib.error, KeyError)
+
+
+def _unreadable(src, exc):
+    if isinstance(exc, DownloadError):
+        return exc
+    return DownloadError(f"corrupt or unreadable archive {src}: {type(exc).__name__}: {exc}")
+
+
+def _open_decompressed(src, member):
+    """A binary stream of the decompressed content of ``src`` (by suffix; else ``src`` itself)."""
+    suffix = src.suffix.lower()
+    if suffix == ".zip":
+        with zipfile.ZipFile(src) as zf:  # the member stream keeps the file open after this block
+            names = [n for n in zf.namelist() if not n.endswith("/")]
+            if member is None:
+                if len(names) != 1:
+                    raise DownloadError(f"{src} holds {len(names)} files; name the member to extract")
+                member = names[0]
+            return zf.open(member)
+    opener = {".bz2": bz2.open, ".gz": gzip.open, ".xz": lzma.open}.get(suffix, open)
+    return opener(src, "rb")
 
 
 def decompress(src, dest, member=None):
@@ -187,31 +207,22 @@ def decompress(src, dest, member=None):
 
     For a zip, ``member`` names the file to extract (default: the only file).
     A corrupt archive raises :class:`DownloadError`; nothing is left at ``dest``.
+    Errors writing ``dest`` (a full disk) are not taken for a corrupt archive: they
+    propagate as they are.
     """
     src, dest = Path(src), Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent)
-    os.close(fd)
-    suffix = src.suffix.lower()
-    try:
-        if suffix == ".zip":
-            with zipfile.ZipFile(src) as zf:
-                names = [n for n in zf.namelist() if not n.endswith("/")]
-                if member is None:
-                    if len(names) != 1:
-                        raise DownloadError(f"{src} holds {len(names)} files; name the member to extract")
-                    member = names[0]
-                with zf.open(member) as fin, open(tmp, "wb") as fout:
-                    shutil.copyfileobj(fin, fout, CHUNK)
-        else:
-            opener = {".bz2": bz2.open, ".gz": gzip.open, ".xz": lzma.open}.get(suffix, open)
-            with opener(src, "rb") as fin, open(tmp, "wb") as fout:
-                shutil.copyfileobj(fin, fout, CHUNK)
-        os.replace(tmp, dest)
-        return dest
-    except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError, KeyError) as exc:
-        if isinstance(exc, DownloadError):
-            raise
-        raise DownloadError(f"corrupt or unreadable archive {src}: {type(exc).__name__}: {exc}") from None
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    with atomic.open_atomic(dest, "wb") as fout:  # renamed onto dest only if the block succeeds
+        try:
+            fin = _open_decompressed(src, member)
+        except _UNREADABLE as exc:
+            raise _unreadable(src, exc) from None
+        with fin:
+            while True:
+                try:
+                    block = fin.read(CHUNK)
+                except _UNREADABLE as exc:
+                    raise _unreadable(src, exc) from None
+                if not block:
+                    break
+                fout.write(block)
+    return dest
