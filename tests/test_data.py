@@ -1,4 +1,5 @@
 import os
+import re
 import stat
 
 import numpy as np
@@ -166,6 +167,51 @@ def test_save_npz_atomic_writes_0644_under_umask_022(tmp_path):
     assert stat.S_IMODE((tmp_path / "sub" / "x.npz").stat().st_mode) == 0o644
     assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == ["x.npz"]
     np.testing.assert_array_equal(np.load(tmp_path / "sub" / "x.npz")["X"], np.eye(2))
+
+
+def test_load_npz_reads_every_array_and_checks_keys(tmp_path):
+    path = tmp_path / "d.npz"
+    data.save_npz_atomic(path, X=np.arange(6.0).reshape(3, 2), y=np.arange(3), n_train=-1)
+    arrays = data.load_npz(path, keys=("X", "y"))
+    assert sorted(arrays) == ["X", "n_train", "y"] and int(arrays["n_train"]) == -1
+    np.testing.assert_array_equal(arrays["X"], np.arange(6.0).reshape(3, 2))
+    with pytest.raises(data.DataError, match=re.escape(f"{path} is corrupt or truncated (missing arrays ['w']; ")):
+        data.load_npz(path, keys=("X", "w"))
+    with pytest.raises(FileNotFoundError):
+        data.load_npz(tmp_path / "nope.npz")
+
+
+def _truncated(b):
+    return b[: len(b) // 2]
+
+
+def _flipped(b):  # damage inside the stored array: the zip's CRC check fails on reading it
+    i = b.index(b"\x93NUMPY") + 200
+    return b[:i] + bytes(x ^ 0xFF for x in b[i : i + 16]) + b[i + 16 :]
+
+
+@pytest.mark.parametrize("damage,reason", [
+    (_truncated, "BadZipFile"),
+    (lambda b: b"", "EOFError"),
+    (_flipped, "BadZipFile: Bad CRC-32"),
+    (lambda b: b"not an npz file at all", "ValueError"),
+])
+def test_load_npz_names_a_damaged_file_and_the_fix(tmp_path, damage, reason):
+    path = tmp_path / "resources" / "data" / "wine.npz"
+    data.save_npz_atomic(path, X=np.random.default_rng(0).normal(size=(50, 4)), y=np.arange(50))
+    path.write_bytes(damage(path.read_bytes()))
+    expected = f"{path} is corrupt or truncated ({reason}"
+    with pytest.raises(data.DataError, match=re.escape(expected) + r".*\); delete it and run again: "
+                                             r"the workflow re-creates it$"):
+        data.load_npz(path)
+
+
+def test_load_npz_rejects_a_single_npy_array(tmp_path):
+    path = tmp_path / "x.npz"
+    with open(path, "wb") as fh:
+        np.save(fh, np.eye(2))
+    with pytest.raises(data.DataError, match="corrupt or truncated .*single .npy array"):
+        data.load_npz(path)
 
 
 def test_cli(capsys, tmp_path):

@@ -1,7 +1,9 @@
 """Downloads against a local HTTP server on 127.0.0.1 started by the test (no network)."""
 
 import bz2
+import hashlib
 import io
+import logging
 import os
 import stat
 import subprocess
@@ -217,6 +219,9 @@ def registry(monkeypatch, server):
                          "split": {"test_fraction": 0.34}, "files": {"data": [f"{server}/house.zip"]}},
         "toy-shape": {"task": "binary", "source": "url", "format": "svmlight", "shape": [5, 3, 2],
                       "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/ok2.svm"]}},
+        "toy-sha": {"task": "binary", "source": "url", "format": "svmlight", "shape": [4, 3, 2],
+                    "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/ok.svm"]},
+                    "sha256": {"data": hashlib.sha256(SVM).hexdigest()}},
     }
     reg = data.registry()  # the cached dict every module reads: entries added for this test only
     for name, e in entries.items():
@@ -277,3 +282,98 @@ def test_split_protocols_validation_and_semi_supervised():
     assert np.all(np.bincount(y[sp["labeled"]]) == 2)  # 7 classes, spread evenly
     again = data.make_split("segment", 1, len(X), y, overrides={"validation_fraction": 0.25, "n_labeled": 14})
     np.testing.assert_array_equal(again["labeled"], sp["labeled"])
+
+
+# -- the download cache: reused files are checked, a damaged one is made again once ----------------
+TOY_X = [[0.5, 0, 1], [0, 2, 0], [1.5, 0.5, -1], [0, 0, 0.25]]
+
+
+@pytest.fixture
+def warnings_(caplog):
+    caplog.set_level(logging.WARNING, logger="nystrom_bench.data")
+    return caplog
+
+
+@pytest.mark.parametrize("name,lock", [("toy-split", True), ("toy-sha", False)])
+def test_a_cached_download_with_a_known_checksum_is_verified(registry, tmp_path, warnings_, name, lock):
+    """Lock file (trust on first use) or registry sha256: a changed file of the same shape is caught."""
+    lock = tmp_path / "l.lock" if lock else None
+    X0, y0 = data.obtain(name, cache_dir=tmp_path, lock=lock, retries=1)
+    raw = tmp_path / "raw" / name / "ok.svm"
+    raw.write_bytes(SVM.replace(b"1:0.5", b"1:0.7"))  # parses fine, same shape: only the checksum tells
+    Handler.hits.clear()
+    X, y = data.obtain(name, cache_dir=tmp_path, lock=lock, retries=1)
+    np.testing.assert_array_equal(X, X0)
+    assert raw.read_bytes() == SVM and Handler.hits == {"/ok.svm": 1}
+    assert f"{raw}: the cached download has SHA-256" in warnings_.text and "downloading it again" in warnings_.text
+    Handler.hits.clear()
+    data.obtain(name, cache_dir=tmp_path, lock=lock, retries=1)  # verified: reused, no warning
+    assert Handler.hits == {}
+
+
+@pytest.mark.parametrize("name,fname,plain", [("toy", "ok.svm.bz2", "ok.svm"), ("toy-keel-reg", "house.zip", "house")])
+def test_a_truncated_cached_archive_is_downloaded_again(registry, tmp_path, warnings_, name, fname, plain):
+    """The user's report: a truncated archive in resources/data ended in BadZipFile."""
+    X0, _ = data.obtain(name, cache_dir=tmp_path, retries=1)
+    raw = tmp_path / "raw" / name / fname
+    good = raw.read_bytes()
+    raw.write_bytes(good[: len(good) // 2])
+    (tmp_path / "raw" / name / plain).unlink()
+    Handler.hits.clear()
+    X, _ = data.obtain(name, cache_dir=tmp_path, retries=1)
+    np.testing.assert_array_equal(X, X0)
+    assert raw.read_bytes() == good and Handler.hits == {f"/{fname}": 1}
+    assert f"{raw}: the cached archive is corrupt or truncated" in warnings_.text
+    assert not leftovers(tmp_path)
+
+
+def test_an_archive_corrupt_in_the_cache_and_at_the_source_is_an_error(registry, tmp_path, warnings_):
+    raw = tmp_path / "raw" / "toy-corrupt" / "corrupt.svm.bz2"
+    raw.parent.mkdir(parents=True)
+    raw.write_bytes(b"BZh9 truncated")
+    Handler.hits.clear()
+    with pytest.raises(data.DataError, match=r"corrupt or unreadable archive .*corrupt\.svm\.bz2.*downloaded twice.*"
+                                              r"it was deleted, run again to re-download"):
+        data.obtain("toy-corrupt", cache_dir=tmp_path, retries=1)
+    assert Handler.hits == {"/corrupt.svm.bz2": 1} and not raw.exists() and not leftovers(tmp_path)
+    assert "the cached archive is corrupt or truncated" in warnings_.text
+
+
+@pytest.mark.parametrize("damage", [b"\x00\xff\xfe not svmlight at all\n", SVM[:-10]], ids=["garbage", "truncated"])
+def test_a_damaged_decompressed_file_is_decompressed_again(registry, tmp_path, warnings_, damage):
+    data.obtain("toy", cache_dir=tmp_path, retries=1)
+    plain = tmp_path / "raw" / "toy" / "ok.svm"
+    plain.write_bytes(damage)
+    Handler.hits.clear()
+    X, _ = data.obtain("toy", cache_dir=tmp_path, retries=1)
+    np.testing.assert_array_equal(X, TOY_X)
+    assert plain.read_bytes() == SVM and Handler.hits == {}  # made again from the cached archive
+    assert str(plain) in warnings_.text and "again" in warnings_.text
+    assert _mode(plain) & 0o644 == 0o644 and not leftovers(tmp_path)
+
+
+def test_a_truncated_cached_download_without_checksum_is_downloaded_again(registry, tmp_path, warnings_):
+    X0, y0, meta = data.obtain("toy-split", cache_dir=tmp_path, retries=1, return_meta=True)
+    raw = tmp_path / "raw" / "toy-split" / "ok.svm"
+    raw.write_bytes(SVM[:-10])  # one row less: parses, but the shape is wrong
+    Handler.hits.clear()
+    X, y, meta2 = data.obtain("toy-split", cache_dir=tmp_path, retries=1, return_meta=True)
+    np.testing.assert_array_equal(X, X0)
+    assert meta2 == meta == {"n_train": 4}
+    assert Handler.hits == {"/ok.svm": 1, "/test.svm": 1} and raw.read_bytes() == SVM  # which one? both
+    assert "parsed shape (5, 3) differs from the registry's (6, 3)" in warnings_.text and str(raw) in warnings_.text
+
+
+@pytest.mark.parametrize("name,match", [
+    ("toy-bad", r"malformed svmlight line 2.*bad\.svm was made again and still fails: delete .*raw/toy-bad/ "
+                r"and run again"),
+    ("toy-shape", r"parsed shape \(4, 3\) differs from the registry's \(5, 3\).*ok2\.svm.*: delete "
+                  r".*raw/toy-shape/ and run again"),
+])
+def test_a_cached_file_that_fails_again_names_the_file_and_the_fix(registry, tmp_path, warnings_, name, match):
+    with pytest.raises(data.DataError):
+        data.obtain(name, cache_dir=tmp_path, retries=1)  # fresh download: no retry
+    Handler.hits.clear()
+    with pytest.raises(data.DataError, match=match):
+        data.obtain(name, cache_dir=tmp_path, retries=1)  # cached: downloaded again once, still bad
+    assert sum(Handler.hits.values()) == 1 and not leftovers(tmp_path)

@@ -10,10 +10,13 @@ The registry is ``datasets.yaml`` in this package (validated on load).  Sources:
                       column is dropped, text/factor columns are one-hot encoded);
 ``synthetic:<name>``  seeded generators (seed 001's f1-f4, Friedman #1, seed 003's grids);
 ``url``               downloads (LIBSVM, UCI, KEEL archives), cached under
-                      ``<cache_dir>/raw/<name>/``.
+                      ``<cache_dir>/raw/<name>/`` and checked when reused: a known checksum
+                      is verified, and a damaged cached file is made again once.
 
 Splits are deterministic from ``(dataset, seed)`` via :mod:`nystrom_bench.seeding`;
-scaling is fitted on the training part only.
+scaling is fitted on the training part only.  Every file is written atomically
+(:mod:`nystrom_bench.atomic`); :func:`load_npz` reads the workflow's ``.npz`` files
+with a clear error for a damaged one.
 
 Modules (everything public is re-exported here):
 
@@ -24,7 +27,7 @@ Modules (everything public is re-exported here):
 - :mod:`.synthetic` -- the seeded generators, :func:`make_scalable`, :func:`make_mcm_grid`;
 - :mod:`.splits`    -- :func:`make_split`, :func:`preprocess`,
   :class:`Split`, :func:`apply_split`, :func:`load`;
-- :mod:`.store`     -- :func:`save_npz_atomic`;
+- :mod:`.store`     -- :func:`save_npz_atomic`, :func:`load_npz`;
 - :mod:`.cli`       -- :func:`main`; :mod:`.download` and :mod:`.parsers` -- HTTP and file formats.
 
 >>> from nystrom_bench import data
@@ -43,7 +46,7 @@ from .errors import DataError
 from .remote import default_cache_dir
 from .sources import check_available, keel_path, obtain
 from .splits import SCALINGS, Split, apply_split, load, make_split, preprocess
-from .store import save_npz_atomic
+from .store import load_npz, save_npz_atomic
 from .synthetic import make_mcm_grid, make_scalable
 
 __all__ = [
@@ -58,6 +61,7 @@ __all__ = [
     "apply_split",
     "DataError",
     "save_npz_atomic",
+    "load_npz",
     "make_scalable",
     "make_mcm_grid",
     "check_available",

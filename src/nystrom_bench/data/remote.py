@@ -1,15 +1,38 @@
-"""Url sources: the download cache (``<cache_dir>/raw/<name>/``) and parsing."""
+"""Url sources: the download cache (``<cache_dir>/raw/<name>/``), its checks, and parsing.
+
+Each file of a url source is downloaded once (:func:`~nystrom_bench.data.download.fetch`:
+retries, mirrors, checksums), decompressed once if it is an archive, and then reused.
+A cached file is not trusted blindly:
+
+- a cached download whose SHA-256 is known (the registry's ``sha256:`` or the lock
+  file) is verified; on a mismatch it is deleted and downloaded again (warning);
+- a cached archive that fails to decompress is deleted and downloaded again, once;
+- a cached file that fails to parse, or whose data do not have the registry's shape
+  (or hold non-finite values), is made again once: decompressed again from its
+  archive, or downloaded again.
+
+Only when the file made again fails too is a :class:`DataError` raised; it names the
+file and the fix (delete ``<cache_dir>/raw/<name>/`` and run again).  Every step is
+logged as a warning on the ``nystrom_bench.data.remote`` logger.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
 import numpy as np
 
+from .download import DownloadError, LockFile, decompress, fetch, sha256_file
 from .errors import DataError
 
-__all__ = ["default_cache_dir", "from_urls"]
+__all__ = ["default_cache_dir", "from_urls", "ARCHIVE_SUFFIXES"]
+
+log = logging.getLogger(__name__)
+
+#: suffixes of the raw downloads that are decompressed before parsing
+ARCHIVE_SUFFIXES = (".bz2", ".gz", ".xz", ".zip")
 
 
 def default_cache_dir():
@@ -27,42 +50,168 @@ def _parse(fmt, path, e):
     return parsers.parse_keel(path)
 
 
-def from_urls(name, e, cache_dir=None, lock=None, timeout=30.0, retries=3):
-    """Download (or reuse) every file of a url source, decompress, parse; train part first."""
-    from .download import DownloadError, LockFile, decompress, fetch
+class _CachedFile:
+    """One file of a url source: its raw download and, for an archive, the decompressed copy."""
 
+    def __init__(self, name, e, role, cache_dir, lock, timeout, retries):
+        urls = e["files"][role]
+        self.urls = [urls] if isinstance(urls, str) else list(urls)
+        fname = Path(self.urls[0].split("?")[0]).name
+        self.name, self.e, self.role = name, e, role
+        self.folder = cache_dir / "raw" / name
+        self.raw = self.folder / fname
+        self.key = f"{name}/{fname}"
+        self.archive = self.raw.suffix.lower() in ARCHIVE_SUFFIXES
+        self.plain = self.raw.with_suffix("") if self.archive else self.raw
+        self.sha256 = (e.get("sha256") or {}).get(role)
+        self.lock, self.timeout, self.retries = lock, timeout, retries
+        self.made = set()  # paths written by this call (not reused from the cache)
+        self.verified = False  # the raw download matches a known SHA-256
+
+    # -- the raw download ------------------------------------------------------------------------
+    def _expected(self):
+        if self.sha256 or self.lock is None:
+            return self.sha256
+        try:
+            return self.lock.get(self.key)
+        except DownloadError as exc:  # a malformed lock file
+            raise DataError(f"data set {self.name!r}: {exc}") from None
+
+    def _download(self):
+        try:
+            fetch(self.urls, self.raw, sha256=self.sha256, lock=self.lock, key=self.key,
+                  timeout=self.timeout, retries=self.retries)
+        except DownloadError as exc:
+            alt = self.e.get("offline")
+            hint = f" Offline alternative: the embedded data set {alt!r}." if alt else \
+                " Offline alternative: use config/config.yaml (embedded data only)."
+            raise DataError(f"data set {self.name!r}: download failed ({exc}).{hint}") from None
+        self.made.add(self.raw)
+        self.verified = bool(self._expected())
+
+    def _ensure_raw(self):
+        if self.raw.exists() and self.raw not in self.made and not self.verified:
+            expected = self._expected()
+            if expected:
+                digest = sha256_file(self.raw)
+                if digest == expected:
+                    self.verified = True
+                else:
+                    log.warning("%s: the cached download has SHA-256 %s, expected %s (truncated or "
+                                "changed); deleting it and downloading it again", self.raw, digest, expected)
+                    self.raw.unlink()
+                    if self.archive:
+                        self.plain.unlink(missing_ok=True)  # made from a file we no longer trust
+        if not self.raw.exists():
+            self._download()
+
+    # -- the decompressed copy -------------------------------------------------------------------
+    def _decompress(self):
+        decompress(self.raw, self.plain, member=self.e.get("member"))
+        self.made.add(self.plain)
+
+    def _ensure_plain(self):
+        self._ensure_raw()
+        if not self.archive or self.plain.exists():
+            return
+        try:
+            self._decompress()
+            return
+        except DownloadError as exc:
+            self.raw.unlink(missing_ok=True)  # a corrupt archive is not kept in the cache
+            if self.raw in self.made:
+                raise DataError(f"data set {self.name!r}: {exc}; it was deleted, run again to re-download") from None
+            log.warning("%s: the cached archive is corrupt or truncated (%s); deleting it and "
+                        "downloading it again", self.raw, exc)
+        self._download()
+        try:
+            self._decompress()
+        except DownloadError as exc:
+            self.raw.unlink(missing_ok=True)
+            raise DataError(f"data set {self.name!r}: {exc} (downloaded twice); it was deleted, run again "
+                            "to re-download") from None
+
+    # -- parsing ---------------------------------------------------------------------------------
+    @property
+    def reusable(self):
+        """Whether the parsed file came from the cache and making it again could change it."""
+        return self.plain not in self.made and not (not self.archive and self.verified)
+
+    def refresh(self):
+        """Delete the parsed file so that :meth:`read` makes it again (decompress or download)."""
+        self.plain.unlink(missing_ok=True)
+        if not self.archive:
+            self.verified = False
+
+    def _parse(self):
+        try:
+            return _parse(self.e["format"], self.plain, self.e)
+        except DataError:
+            raise
+        except (ValueError, OSError) as exc:  # e.g. undecodable bytes in a damaged text file
+            raise DataError(f"{self.plain}: cannot read it ({type(exc).__name__}: {exc})") from None
+
+    def read(self):
+        """``(X, y)`` of this file, made again once if the cached copy cannot be parsed."""
+        self._ensure_plain()
+        try:
+            return self._parse()
+        except DataError as exc:
+            if not self.reusable:
+                raise DataError(f"data set {self.name!r}: {exc} (a fresh copy; if the download was cut "
+                                f"short, delete {self.folder}/ and run again)") from None
+            log.warning("%s: the cached file cannot be parsed (%s); making it again", self.plain, exc)
+        self.refresh()
+        self._ensure_plain()
+        try:
+            return self._parse()
+        except DataError as exc:
+            raise DataError(f"data set {self.name!r}: {exc}; {self.plain} was made again and still fails: "
+                            f"delete {self.folder}/ and run again (if it fails again, the file at the "
+                            "source is malformed)") from None
+
+
+def _shape_problem(e, parts):
+    """Why the parsed files do not have the registry's shape (or None)."""
+    shape = (sum(len(p[0]) for p in parts), parts[0][0].shape[1] if parts[0][0].ndim == 2 else -1)
+    expected = tuple(e["shape"][:2])
+    if shape != expected or any(p[0].ndim != 2 or p[0].shape[1] != shape[1] for p in parts):
+        return f"parsed shape {shape} differs from the registry's {expected}"
+    return None
+
+
+def _problem(e, parts):
+    """Why the parsed files look damaged (wrong shape, or non-finite inputs from a cut-off
+    line), or None."""
+    return _shape_problem(e, parts) or (
+        None if all(np.isfinite(p[0]).all() for p in parts) else "the parsed inputs hold NaN or infinite values")
+
+
+def from_urls(name, e, cache_dir=None, lock=None, timeout=30.0, retries=3):
+    """Download (or reuse) every file of the url source ``e``, decompress, parse, check.
+
+    Returns ``(X, y, n_train)``: the files stacked, the training file first
+    (``n_train`` its row count; ``None`` without a separate training file).
+    """
     cache_dir = Path(cache_dir or default_cache_dir())
     lock = LockFile(lock) if isinstance(lock, (str, Path)) else lock
-    parts, n_train = [], None
-    for role in ("train", "test", "data"):
-        urls = e["files"].get(role)
-        if not urls:
-            continue
-        urls = [urls] if isinstance(urls, str) else urls
-        fname = Path(urls[0].split("?")[0]).name
-        raw = cache_dir / "raw" / name / fname
-        if not raw.exists():
-            try:
-                fetch(urls, raw, sha256=(e.get("sha256") or {}).get(role), lock=lock,
-                      key=f"{name}/{fname}", timeout=timeout, retries=retries)
-            except DownloadError as exc:
-                alt = e.get("offline")
-                hint = f" Offline alternative: the embedded data set {alt!r}." if alt else \
-                    " Offline alternative: use config/config.yaml (embedded data only)."
-                raise DataError(f"data set {name!r}: download failed ({exc}).{hint}") from None
-        plain = raw
-        if raw.suffix.lower() in (".bz2", ".gz", ".xz", ".zip"):
-            plain = raw.with_suffix("")
-            if not plain.exists():
-                try:
-                    decompress(raw, plain, member=e.get("member"))
-                except DownloadError as exc:
-                    raw.unlink(missing_ok=True)  # a corrupt archive is not kept in the cache
-                    raise DataError(f"data set {name!r}: {exc}; it was deleted, run again to re-download") from None
-        X, y = _parse(e["format"], plain, e)
-        if role == "train":
-            n_train = len(X)
-        parts.append((X, y))
+    files = [_CachedFile(name, e, role, cache_dir, lock, timeout, retries)
+             for role in ("train", "test", "data") if e["files"].get(role)]
+    parts = [f.read() for f in files]
+    problem = _problem(e, parts)
+    stale = [i for i, f in enumerate(files) if f.reusable]
+    if problem and stale:
+        log.warning("data set %r: %s; making the cached files %s again", name, problem,
+                    ", ".join(str(files[i].plain) for i in stale))
+        for i in stale:
+            files[i].refresh()
+            parts[i] = files[i].read()
+    problem = _shape_problem(e, parts)  # non-finite values that stay: obtain() names them
+    if problem:
+        paths = ", ".join(str(f.plain) for f in files)
+        raise DataError(f"data set {name!r}: {problem}; the file may be truncated or a different version "
+                        f"({paths}): delete {cache_dir / 'raw' / name}/ and run again")
     X = np.vstack([p[0] for p in parts])
     y = np.concatenate([p[1] for p in parts])
+    n_train = next((len(p[0]) for f, p in zip(files, parts, strict=True) if f.role == "train"), None)
     return X, y, n_train
