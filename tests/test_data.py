@@ -95,6 +95,32 @@ def test_split_deterministic_disjoint_complete(name):
         assert len(a["train"]) + len(a["test"]) == len(X)
 
 
+@pytest.mark.parametrize("overrides", [None, {"validation_fraction": 0.25}, {"test_fraction": 0.37},
+                                       {"validation_fraction": 0.1, "n_labeled": 20}])
+def test_train_size_agrees_with_make_split(overrides):
+    """From the registry alone, for every offline data set whose split is not the source's."""
+    names = [n for n in data.available() if _offline(n) and not data.info(n)["split"].get("source")]
+    assert len(names) >= 20
+    for name in names:
+        X, y = data.obtain(name)
+        sp = data.make_split(name, 5, len(X), y, overrides=overrides)
+        assert data.train_size(name, overrides) == len(sp["train"]), name
+
+
+def test_train_size_protocols(monkeypatch):
+    assert data.train_size("diabetes") == 442 - round(0.3 * 442) == 309
+    assert data.train_size("satimage") == 4435
+    assert data.train_size("satimage", {"validation_fraction": 0.2}) == 4435 - 887
+    assert data.train_size("a1a") is None  # source split: unknown without the files
+    monkeypatch.setitem(data.registry(), "a1a", dict(data.registry()["a1a"], n_train=1605))
+    assert data.train_size("a1a") == 1605
+    assert data.train_size("a1a", {"validation_fraction": 0.5}) == 1605 - 802
+    with pytest.raises(data.DataError, match="does not fit 6435 samples"):
+        data.train_size("satimage", {"n_train": 6000, "n_test": 1000})
+    with pytest.raises(data.DataError, match="unknown data set"):
+        data.train_size("nope")
+
+
 def test_stratified_split_keeps_class_proportions():
     X, y = data.obtain("segment")
     sp = data.make_split("segment", 0, len(X), y)

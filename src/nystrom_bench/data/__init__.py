@@ -25,7 +25,7 @@ Modules (everything public is re-exported here):
 - :mod:`.sources`   -- :func:`obtain`, :func:`check_available`, :func:`keel_path`;
 - :mod:`.remote`    -- url sources and their download cache, :func:`default_cache_dir`;
 - :mod:`.synthetic` -- the seeded generators, :func:`make_scalable`, :func:`make_mcm_grid`;
-- :mod:`.splits`    -- :func:`make_split`, :func:`preprocess`,
+- :mod:`.splits`    -- :func:`make_split`, :func:`train_size`, :func:`preprocess`,
   :class:`Split`, :func:`apply_split`, :func:`load`;
 - :mod:`.store`     -- :func:`save_npz_atomic`, :func:`load_npz`;
 - :mod:`.cli`       -- :func:`main`; :mod:`.download` and :mod:`.parsers` -- HTTP and file formats.
@@ -45,7 +45,7 @@ from .cli import main
 from .errors import DataError
 from .remote import default_cache_dir
 from .sources import check_available, keel_path, obtain
-from .splits import SCALINGS, Split, apply_split, load, make_split, preprocess
+from .splits import SCALINGS, Split, apply_split, load, make_split, preprocess, train_size
 from .store import load_npz, save_npz_atomic
 from .synthetic import make_mcm_grid, make_scalable
 
@@ -55,6 +55,7 @@ __all__ = [
     "available",
     "obtain",
     "make_split",
+    "train_size",
     "preprocess",
     "load",
     "Split",

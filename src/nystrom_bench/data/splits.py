@@ -14,7 +14,7 @@ from .catalog import info
 from .errors import DataError
 from .sources import obtain
 
-__all__ = ["make_split", "preprocess", "SCALINGS", "Split", "apply_split", "load"]
+__all__ = ["make_split", "train_size", "preprocess", "SCALINGS", "Split", "apply_split", "load"]
 
 SCALINGS = ("none", "standardize", "unit_norm", "standardize+unit_norm")
 
@@ -39,6 +39,28 @@ def _validation_size(spec, n_train):
     return int(round(float(spec["validation_fraction"]) * n_train))
 
 
+def train_size(name, overrides=None):
+    """Number of training points the split of ``name`` gives, from the registry alone.
+
+    The same protocol as :func:`make_split` (the registry's ``split:`` updated by
+    ``overrides``), without loading the data: ``test_fraction`` f gives
+    ``n - round(f n)`` (n = ``shape[0]``), ``n_train``/``n_test`` gives ``n_train``,
+    and ``validation_fraction`` vf then removes ``round(vf * n_train)``.  For
+    ``source: true`` the size of the source's own training file is known only from a
+    top-level ``n_train:`` key of the entry; without one the answer is ``None``.
+    Raises :class:`DataError` where :func:`make_split` would (a split that does not fit).
+    """
+    e = info(name)
+    spec = dict(e["split"], **(overrides or {}))
+    if spec.get("source"):
+        if e.get("n_train") is None:
+            return None
+        n_train = int(e["n_train"])
+    else:
+        n_train, _ = _holdout_sizes(name, spec, int(e["shape"][0]))
+    return n_train - _validation_size(spec, n_train)
+
+
 # -- splits ---------------------------------------------------------------------------------------
 def make_split(name, seed, n, y=None, source_n_train=None, overrides=None):
     """Train/test indices of data set ``name`` for ``seed`` (deterministic), plus training noise.
@@ -53,6 +75,7 @@ def make_split(name, seed, n, y=None, source_n_train=None, overrides=None):
     Returns a dict with sorted int indices ``train``, ``test`` (and ``validation``,
     ``labeled`` when asked) and ``train_noise`` (added to the training targets: seed
     001's N(0, sd^2) noise, zeros otherwise).  Classification splits are stratified.
+    :func:`train_size` gives ``len(result["train"])`` without the data.
     """
     e = info(name)
     rng = seeded_rng(seed, "split", name)
