@@ -29,11 +29,20 @@ def test_valid_config_passes():
     ({"methods": {"exact": {"approximation": "exact"}, "b": {"sampler": "nope"}}},
      r"studies.krr.methods.b: .*unknown sampler 'nope'"),
     ({"methods": {"exact": {"approximation": "exact"}, "b": {"mode": "zz"}}}, r"studies.krr.methods.b: .*mode"),
-    ({"methods": {"exact": {"approximation": "exact"}, "b": {"colour": 1}}}, r"unknown keys \['colour'\]"),
+    ({"methods": {"exact": {"approximation": "exact"}, "b": {"colour": 1}}}, r"unknown key\(s\) \['colour'\]; allowed: \['alpha'"),
     ({"methods": {"ny": {"approximation": "nystrom"}}}, r"reference method 'exact' is not among"),
     ({"kind": "nope"}, r"studies.krr.kind: unknown study kind 'nope'"),
     ({"enabled": False}, r"no enabled study"),
     ({"params": {"alpah": 0.1}}, r"studies.krr.params: unknown parameter\(s\) 'alpah' .* allowed: alpha"),
+    ({"params": {"alpha": -1}}, r"studies.krr.params: The 'alpha' parameter of KRR must be .* Got -1"),
+    ({"kernels": {"g": {"kernel": "gaussian", "gamma": 0}}}, r"studies.krr.kernels.g: gamma must be a positive"),
+    ({"kernels": {"g": {"kernel": "gaussian", "gamma": "medain"}}}, r"studies.krr.kernels.g: .*'medain'.*'median'"),
+    ({"kernels": {"g": {"kernel": "laplacian", "sigma": 0.3}}},
+     r"studies.krr.kernels.g: 'sigma' is not a parameter of the laplacian kernel; it takes: gamma"),
+    ({"methods": {"exact": {"approximation": "exact"}, "b": {"n_landmarks": 5000}}},
+     r"studies.krr.methods.b: 5000 landmarks, but 'diabetes' has only 309 training points; use at most 309"),
+    ({"methods": {"exact": {"approximation": "exact"}, "b": {"rank": 0}}},
+     r"studies.krr.methods.b: The 'rank' parameter of KRR must be"),
 ])
 def test_config_errors_name_key_and_choices(changes, match):
     with pytest.raises(ConfigError, match=match):
@@ -53,7 +62,7 @@ def test_missing_keel_file_is_reported_before_any_job(monkeypatch):
 
 GNKR = {"studies": {"g": {
     "kind": "gnkr", "datasets": ["gnkr_f1"], "seeds": [0], "kernels": {"G": {"kernel": "gaussian"}},
-    "methods": {"US": {"sampler": "uniform"}}, "reference": "US-10", "params": {"n_landmarks": [10]},
+    "methods": {"US": {"sampler": "uniform"}}, "reference": "US", "params": {"n_landmarks": [10]},
 }}}
 
 
@@ -63,6 +72,7 @@ GNKR = {"studies": {"g": {
     ({"lambda_grid": []}, r"lambda_grid must be"),
     ({"validation_fraction": 1.0}, r"validation_fraction must lie strictly between 0 and 1"),
     ({"standardize_target": "yes"}, r"standardize_target must be true or false"),
+    ({"n_landmarks": [10, 6000]}, r"studies.g.methods.US: 6000 landmarks, but 'gnkr_f1' has only 5000 training"),
 ])
 def test_gnkr_params_are_checked(params, match):
     c = copy.deepcopy(GNKR)
@@ -70,3 +80,49 @@ def test_gnkr_params_are_checked(params, match):
     with pytest.raises(ConfigError, match=match):
         check(c)
     assert "g" in check(copy.deepcopy(GNKR))
+
+
+def test_gnkr_rejects_kernel_keys_it_does_not_use():
+    c = copy.deepcopy(GNKR)
+    c["studies"]["g"]["kernels"]["G"]["gamma"] = -1
+    with pytest.raises(ConfigError, match=r"studies.g.kernels.G: .*gamma"):
+        check(c)
+    c["studies"]["g"]["kernels"]["G"] = {"kernel": "gaussian", "gamma": 1.0}
+    with pytest.raises(ConfigError, match=r"studies.g.kernels.G: key\(s\) 'gamma' are not used by study kind 'gnkr' "
+                                          r"\(it honours: none besides 'kernel'\): widths come from params.sigma_grid"):
+        check(c)
+    c["studies"]["g"]["kernels"]["G"] = {"kernel": "laplacian"}
+    with pytest.raises(ConfigError, match=r"supports the kernels gaussian, epanechnikov, not 'laplacian'"):
+        check(c)
+
+
+def test_kernel_label_names_the_kernel_and_sigma_is_honoured():
+    c = cfg(kernels={"gaussian": {}, "s": {"kernel": "gaussian", "sigma": 0.3}})
+    blocks = check(c)["krr"]["kernels"]
+    assert blocks["gaussian"] == {"kernel": "gaussian"} and blocks["s"]["sigma"] == 0.3
+
+
+def test_jobs_per_dataset_or_per_method():
+    from nystrom_bench import studies
+    from nystrom_bench.config import study_jobs
+
+    kind = studies.get("krr")
+    block = cfg(datasets=["diabetes", "friedman1"])["studies"]["krr"]
+    assert list(study_jobs(kind, block)) == ["diabetes", "friedman1"]
+    block["split_jobs"] = "method"
+    block["methods"]["ny"]["mem_mb"] = 9000
+    jobs = study_jobs(kind, block)
+    assert list(jobs) == ["diabetes+exact", "diabetes+ny", "friedman1+exact", "friedman1+ny"]
+    assert kind.job_resources(block, jobs["diabetes+ny"])["mem_mb"] == 9000
+    assert kind.job_resources(block, jobs["diabetes+exact"])["mem_mb"] == 2000
+    sl = kind.job_config(block, jobs["diabetes+ny"])
+    assert sl["methods"] == {"ny": {"approximation": "nystrom", "sampler": "uniform", "n_landmarks": 10}}
+    assert "title" not in sl and sl["datasets"] == ["diabetes"]
+    assert "diabetes" in check(cfg(split_jobs="method"))["krr"]["datasets"]
+
+
+def test_old_style_reference_label_gets_a_hint():
+    c = copy.deepcopy(GNKR)
+    c["studies"]["g"]["reference"] = "US-10"
+    with pytest.raises(ConfigError, match=r"reference method 'US-10' is not among the methods US.*use 'US'"):
+        check(c)

@@ -1,7 +1,9 @@
+import json
+
 import numpy as np
 import pandas as pd
 
-from nystrom_bench import data, studies
+from nystrom_bench import data, results, studies
 from nystrom_bench.config import check
 
 CFG = {"seeds": [0], "kernels": {"G": {"kernel": "gaussian"}, "E": {"kernel": "epanechnikov"}},
@@ -21,20 +23,24 @@ def _half_split(name, n, noise_seed=None):
 def test_gnkr_study_rows_protocols_and_tables():
     st = studies.get("gnkr")
     X, y, splits = _half_split("gnkr_f2", 800, noise_seed=0)
-    rows = st.run("gnkr", CFG, "gnkr_f2", X, y, splits)
-    assert {r["method"] for r in rows} == {"US-40", "CS-40"} and {r["kernel"] for r in rows} == {"G", "E"}
+    cfg = {**CFG, "params": {**CFG["params"], "n_landmarks": [20, 40]}}
+    rows = st.run("gnkr", cfg, "gnkr_f2", X, y, splits)
+    assert {r["method"] for r in rows} == {"US", "CS"} and {r["kernel"] for r in rows} == {"G", "E"}
+    assert sorted({r["coords"]["m"] for r in rows}) == [20, 40] and len(rows) == 2 * 2 * 2
     for r in rows:
-        m = r["metrics"]
+        m, by_sigma = r["metrics"], r["params"]["rmse_by_sigma"]
         assert m["test_rmse_best"] <= m["test_rmse_val"] + 1e-12  # selecting on the test set is optimistic
-        assert m["test_rmse_best"] == min(m["rmse_at_sigma_0.1"], m["rmse_at_sigma_1"])
-        assert m["test_rmse_best"] < (0.25 if (r["kernel"], r["method"]) == ("G", "US-40") else 0.5)
-    df = pd.DataFrame([{"dataset": r["dataset"], "method": r["method"], "kernel": r["kernel"], "seed": r["seed"],
-                        **r["metrics"]} for r in rows])
-    tables = st.report_tables(df, CFG)
+        assert m["test_rmse_best"] == min(by_sigma.values()) and len(by_sigma) == 2
+        if r["coords"]["m"] == 40:
+            assert m["test_rmse_best"] < (0.25 if (r["kernel"], r["method"]) == ("G", "US") else 0.5)
+    df = results.frame("gnkr", rows, st.coords)
+    assert list(df.columns[:6]) == ["study", "dataset", "method", "kernel", "seed", "m"]
+    tables = st.report_tables(df, cfg)
     titles = [t for t, _, _ in tables]
     assert titles[0].startswith("Tables 1 and 3") and any("each sigma" in t for t in titles)
-    per_m = next(tab for t, tab, _ in tables if t.startswith("Column-norm vs uniform"))
-    assert list(per_m["m"]) == [40] and list(per_m["sampler"]) == ["CS"] and per_m["pairs"].iloc[0] == 2
+    per_sigma = next(tab for t, tab, _ in tables if "each sigma" in t)
+    assert list(per_sigma.columns) == ["data set", "kernel", "0.1", "1"]
+    assert any("kernel (test-selected RMSE" in t for t in titles)
 
 
 def test_gnkr_extra_sigmas_only_add_the_dense_metric():
@@ -47,8 +53,8 @@ def test_gnkr_extra_sigmas_only_add_the_dense_metric():
         assert a["metrics"]["test_rmse_dense"] == a["metrics"]["test_rmse_best"]  # no extras: the same
         for k in ("test_rmse_best", "test_rmse_val"):  # the paper-grid results do not move
             np.testing.assert_allclose(b["metrics"][k], a["metrics"][k], rtol=1e-10)
-        per_sigma = [v for k, v in b["metrics"].items() if k.startswith("rmse_at_sigma_")]
-        assert len(per_sigma) == 4 and b["metrics"]["test_rmse_dense"] == min(per_sigma)
+        per_sigma = b["params"]["rmse_by_sigma"]
+        assert len(per_sigma) == 4 and b["metrics"]["test_rmse_dense"] == min(per_sigma.values())
         assert b["metrics"]["test_rmse_dense"] <= b["metrics"]["test_rmse_best"]
 
 
@@ -62,24 +68,27 @@ def test_gnkr_standardized_target_is_scale_free():
     np.testing.assert_allclose(a["test_rmse_best"], b["test_rmse_best"], rtol=1e-6)
 
 
-def test_gnkr_paper_values_and_rmse_curve(tmp_path):
+def test_gnkr_paper_values_and_curves():
     from nystrom_bench.studies.gnkr import paper_value
 
     assert paper_value("gnkr_f1", "G", "US", 1000) == 0.02908
     assert paper_value("CASP", "E", "CS", 1000) == 4.118e-3  # Table 3 is printed x 1e-3
     assert paper_value("CASP", "E", "CS", 300) is None and paper_value("diabetes", "G", "US", 1000) is None
+    st = studies.get("gnkr")
+    curve = st.paper_curve("gnkr_f1", "US", "G", "test_rmse_best", "m")
+    assert curve[0] == (300, 0.03412) and len(curve) == 8
+    assert st.paper_curve("CASP", "US", "G", "test_rmse_best", "m") is None  # Table 3: not on our scale
     rng = np.random.default_rng(0)
-    df = pd.DataFrame([{"dataset": ds, "method": f"{s}-{m}", "kernel": k, "seed": seed,
-                        "test_rmse_best": rng.uniform(0.02, 0.04), "test_rmse_val": 0.05}
+    df = pd.DataFrame([{"dataset": ds, "method": s, "m": m, "kernel": k, "seed": seed,
+                        "test_rmse_best": rng.uniform(0.02, 0.04), "test_rmse_val": 0.05, "test_rmse_dense": 0.03,
+                        "params": json.dumps({"rmse_by_sigma": {"1.0": 0.03}})}
                        for ds in ("gnkr_f1", "winequality-white") for s in ("US", "CS") for m in (300, 1000)
                        for k in ("G", "E") for seed in range(3)])
-    table = studies.get("gnkr").report_tables(df, {**CFG, "params": {}})[0][1]
+    table = st.report_tables(df, {**CFG, "params": {}})[0][1]
     wine = table[(table["data set"] == "winequality-white") & (table["algorithm"] == "G-GNKR-US")]
     assert list(wine["paper"]) == ["-", "0.01394"]  # m = 300 is not in Table 3, m = 1000 is
-    figs = studies.get("gnkr").report_figures(df, {"title": "t"}, tmp_path)
-    assert figs[0][0].stat().st_size > 1000 and "landmarks" in figs[0][1]
 
 
-def test_gnkr_config_reference_uses_result_labels():
-    block = {**CFG, "datasets": ["gnkr_f1"], "reference": "US-40"}
+def test_gnkr_config_reference_is_a_method_label():
+    block = {**CFG, "datasets": ["gnkr_f1"], "reference": "US"}
     assert "gnkr" in check({"studies": {"gnkr": block}})

@@ -1,6 +1,8 @@
 """End to end: the real Snakemake DAG on a tiny config in a temporary directory."""
 
+import copy
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -42,7 +44,7 @@ TINY = {
         "scaling": "standardize+unit_norm",
         "kernels": {"G": {"kernel": "gaussian"}, "E": {"kernel": "epanechnikov"}},
         "methods": {"US": {"sampler": "uniform"}, "CS": {"sampler": "column_norm"}},
-        "reference": "US-40",
+        "reference": "US",
         "params": {"n_landmarks": [20, 40], "sigma_grid": [0.5, 1.0], "lambda_grid": [1e-9, 1e-5],
                    "extra_sigmas": [2.0], "standardize_target": True},
     }},
@@ -80,8 +82,8 @@ def test_outputs_exist_and_pdfs_have_text(workdir):
         assert "Wilcoxon" in text and "git commit" in text
     assert "Friedman" in "".join(p.extract_text() for p in PdfReader(workdir / "reports/krr.pdf").pages)
     gnkr = "".join(p.extract_text() for p in PdfReader(workdir / "reports/gnkr_tiny.pdf").pages)
-    assert "Tables 1 and 3" in gnkr and "Column-norm vs uniform" in gnkr and "against the number of" in gnkr
-    assert (workdir / "results/gnkr_tiny/figures/rmse_vs_m.png").stat().st_size > 1000
+    assert "Tables 1 and 3" in gnkr and "CS vs US" in gnkr and "at m=20" in gnkr and "against m" in gnkr
+    assert (workdir / "results/gnkr_tiny/figures/test_rmse_best_vs_m.png").stat().st_size > 1000
     for metric in ("test_mse", "fit_time", "predict_time"):
         assert (workdir / f"results/krr/figures/{metric}.png").stat().st_size > 1000
     for d in ("diabetes", "friedman1"):
@@ -96,12 +98,17 @@ def test_results_and_mlflow_hold_one_run_per_result(workdir):
     runs = tracking.active_runs("krr", f"sqlite:///{workdir}/mlflow.db")
     assert len(runs) == len(res)
     assert runs["tags.run_key"].is_unique
+    jobs = tracking.active_runs("krr", f"sqlite:///{workdir}/mlflow.db", level="job")
+    assert len(jobs) == 2 and set(jobs["tags.job_key"]) == {"krr/diabetes", "krr/friedman1"}
     assert {"tags.git_commit", "tags.config_hash", "params.alpha", "metrics.test_mse"} <= set(runs.columns)
     krc = pd.read_csv(workdir / "results/krc/results.csv")
     assert len(krc) == 2 * 2 * 2 and krc["test_accuracy"].between(0.5, 1).all()
     assert len(tracking.active_runs("krc", f"sqlite:///{workdir}/mlflow.db")) == len(krc)
     gnkr = pd.read_csv(workdir / "results/gnkr_tiny/results.csv")
     assert len(gnkr) == 2 * 2 * 2 * 2  # kernels x samplers x m x seeds
+    assert sorted(gnkr["m"].unique()) == [20, 40] and set(gnkr["method"]) == {"US", "CS"}
+    gstats = pd.read_csv(workdir / "results/gnkr_tiny/stats.csv")
+    assert set(gstats["scope"]) == {"all", "m=20", "m=40"} and (gstats["n_pairs"] > 0).all()
     assert (gnkr["test_rmse_dense"] <= gnkr["test_rmse_best"]).all() and gnkr["test_rmse_best"].lt(1.0).all()
     assert len(tracking.active_runs("gnkr_tiny", f"sqlite:///{workdir}/mlflow.db")) == len(gnkr)
     stats = pd.read_csv(workdir / "results/krr/stats.csv")
@@ -110,14 +117,24 @@ def test_results_and_mlflow_hold_one_run_per_result(workdir):
 
 
 @pytest.mark.slow
+def test_outputs_are_readable_by_others(workdir):
+    outputs = [p for d in ("results", "reports", "resources") for p in (workdir / d).rglob("*")]
+    files = [p for p in outputs if p.is_file() and "logs" not in p.parts and "benchmarks" not in p.parts]
+    assert len(files) > 30
+    bad = [str(p) for p in files if stat.S_IMODE(p.stat().st_mode) & 0o044 != 0o044]
+    assert not bad, f"not readable by group/others: {bad[:5]}"
+    dirs = [p for p in outputs if p.is_dir()]
+    assert all(stat.S_IMODE(p.stat().st_mode) & 0o055 == 0o055 for p in dirs)
+    assert not [p for p in outputs if p.name.endswith(".tmp") or p.name.endswith(".part")]
+
+
+@pytest.mark.slow
 def test_rerun_has_nothing_to_do_and_deletion_reruns_only_dependents(workdir):
     res = snakemake(workdir, "-n", "--configfile", "tiny.yaml")
     assert "Nothing to be done" in res.stdout + res.stderr
     (workdir / "results/krr/runs/diabetes.csv").unlink()
     res = snakemake(workdir, "-n", "--configfile", "tiny.yaml")
-    out = res.stdout + res.stderr
-    jobs = {line.split()[0]: int(line.split()[1]) for line in out.splitlines()
-            if len(line.split()) == 2 and line.split()[1].isdigit()}
+    jobs = _jobs_listed(res.stdout + res.stderr)
     assert jobs.get("run") == 1 and "obtain" not in jobs and "split" not in jobs
     assert {"aggregate", "stats", "figures", "report", "summary"} <= set(jobs)
     assert jobs["aggregate"] == 1  # only the krr study depends on the deleted file
@@ -132,13 +149,91 @@ def test_html_report(workdir):
     assert (workdir / "reports/workflow.html").stat().st_size > 10_000
 
 
+def _jobs_listed(out):
+    """``{rule: count}`` from Snakemake's dry-run job table."""
+    return {line.split()[0]: int(line.split()[1]) for line in out.splitlines()
+            if len(line.split()) == 2 and line.split()[1].isdigit()}
+
+
+@pytest.fixture
+def copy_of(workdir, tmp_path):
+    """A copy of the finished workflow directory (results, store) for tests that change the config."""
+    wd = tmp_path / "wf"
+    shutil.copytree(workdir, wd, symlinks=True)
+    return wd
+
+
+def _write(wd, name, cfg):
+    (wd / name).write_text(yaml.safe_dump(cfg))
+    return name
+
+
 @pytest.mark.slow
-def test_bad_config_fails_before_any_job(workdir, tmp_path):
-    bad = yaml.safe_load(yaml.safe_dump(TINY))
-    bad["studies"]["krr"]["datasets"] = ["diabetes", "nosuchset"]
-    (workdir / "bad.yaml").write_text(yaml.safe_dump(bad))
-    res = snakemake(workdir, "-n", "--configfile", "bad.yaml", check=False)
-    assert res.returncode != 0
+def test_adding_a_dataset_runs_one_job_and_a_title_only_the_report(copy_of):
+    more = copy.deepcopy(TINY)
+    more["studies"]["krr"]["datasets"].append("concrete")
+    res = snakemake(copy_of, "-n", "--configfile", _write(copy_of, "more.yaml", more))
+    jobs = _jobs_listed(res.stdout + res.stderr)
+    assert jobs["run"] == 1 and jobs["obtain"] == 1 and jobs["split"] == 1, jobs
+    assert "results/krr/runs/concrete.csv" in res.stdout and jobs["aggregate"] == 1
+    titled = copy.deepcopy(TINY)
+    titled["studies"]["krr"]["title"] = "A new title"
+    titled["studies"]["krc"]["runtime"] = 99
+    res = snakemake(copy_of, "-n", "--configfile", _write(copy_of, "titled.yaml", titled))
+    jobs = _jobs_listed(res.stdout + res.stderr)
+    assert jobs["report"] == 1 and jobs["summary"] == 1, jobs
+    assert not {"run", "aggregate", "stats", "figures", "obtain", "split"} & set(jobs), jobs
+
+
+@pytest.mark.slow
+def test_removing_a_dataset_deletes_its_mlflow_runs(copy_of):
+    fewer = copy.deepcopy(TINY)
+    fewer["studies"]["krr"]["datasets"] = ["diabetes"]
+    snakemake(copy_of, "--cores", "2", "--configfile", _write(copy_of, "fewer.yaml", fewer))
+    runs = tracking.active_runs("krr", f"sqlite:///{copy_of}/mlflow.db", level=None)
+    assert set(runs["params.dataset"].dropna()) == {"diabetes"} and len(runs) == 9 + 1
+
+
+@pytest.mark.slow
+def test_resume_after_a_killed_figures_job_leaves_nothing(copy_of):
+    fig = copy_of / "results/krr/figures"
+    shutil.rmtree(fig)  # as if the figures job had been killed while writing (before the reports) ...
+    for pdf in ("reports/krr.pdf", "reports/summary.pdf"):
+        (copy_of / pdf).unlink()
+    leftover = copy_of / f"results/krr/.figures.{__import__('socket').gethostname().split('.')[0]}.999999.tmp"
+    leftover.mkdir()
+    (leftover / "test_mse.png").write_bytes(b"half")  # ... its temporary directory stays behind
+    snakemake(copy_of, "--cores", "2", "--configfile", "tiny.yaml")
+    assert not leftover.exists() and (fig / "test_mse.png").stat().st_size > 1000
+    assert [p.name for p in (copy_of / "results/krr").iterdir() if p.name.startswith(".")] == []
+
+
+BAD_VALUES = [
+    (("krr", "datasets"), ["diabetes", "nosuchset"], r"unknown data set 'nosuchset'; choose one of .*diabetes"),
+    (("krr", "kernels", "gaussian", "gamma"), 0, r"studies.krr.kernels.gaussian: gamma must be a positive"),
+    (("krr", "kernels", "gaussian", "gamma"), "medain", r"'medain' is not a width heuristic"),
+    (("krr", "params", "alpha"), -1, r"studies.krr.params: The 'alpha' parameter of KRR must be"),
+    (("krr", "methods", "nystrom_gsa", "n_landmarks"), 5000,
+     r"studies.krr.methods.nystrom_gsa: 5000 landmarks, but 'diabetes' has only 309 training points"),
+    (("gnkr_tiny", "params", "n_landmarks"), [20, 5000], r"5000 landmarks, but 'boston' has only"),
+    (("gnkr_tiny", "kernels", "G", "gamma"), -1, r"studies.gnkr_tiny.kernels.G: gamma must be"),
+    (("krr", "kernels", "gaussian", "sigma"), 0.3, r"give only one of gamma, sigma or b|at most one of"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path,value,match", BAD_VALUES, ids=[".".join(map(str, b[0])) for b in BAD_VALUES])
+def test_bad_values_fail_before_any_job_without_traceback(workdir, path, value, match):
+    import re
+
+    bad = copy.deepcopy(TINY)
+    node = bad["studies"]
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    name = "bad_" + "_".join(map(str, path)) + ".yaml"
+    res = snakemake(workdir, "-n", "--configfile", _write(workdir, name, bad), check=False)
     msg = res.stdout + res.stderr
-    assert "unknown data set 'nosuchset'" in msg and "diabetes" in msg
-    assert "Traceback (most recent call last)" not in msg
+    assert res.returncode != 0 and re.search(match, msg), msg[-2000:]
+    assert "invalid config: " in msg and "Traceback (most recent call last)" not in msg
+    assert "Job stats" not in msg  # no job was scheduled

@@ -1,13 +1,17 @@
-"""Checks a workflow config beyond its JSON schema: names, pairings, method blocks.
+"""Checks a workflow config beyond its JSON schema, before any job runs.
 
 ``check(config)`` raises :class:`ConfigError` with one message that names the
-offending key and the allowed values, so a bad config stops the workflow before
-any job runs.
+offending key and the fix, so a bad config stops the workflow before the first
+job: unknown names (study kind, data set, kernel, sampler), kernel values
+(``gamma: 0``, ``gamma: medain``, a key the kernel or the study does not take),
+study parameters (unknown keys, bad grids, ``alpha: -1``), method blocks (by the
+estimator's own parameter validation), invalid method x data set pairings,
+landmark counts larger than a data set's training part, and the reference method.
 """
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "check", "enabled_studies", "datasets_of", "all_seeds"]
+__all__ = ["ConfigError", "check", "enabled_studies", "datasets_of", "all_seeds", "study_jobs"]
 
 
 class ConfigError(ValueError):
@@ -29,55 +33,78 @@ def all_seeds(config, dataset):
     return sorted({int(x) for s in enabled_studies(config).values() if dataset in s["datasets"] for x in s["seeds"]})
 
 
+def study_jobs(kind, block):
+    """``{job id: job}`` of one config block (see :meth:`nystrom_bench.studies.Study.jobs`)."""
+    return {j["id"]: j for j in kind.jobs(block)}
+
+
+def _check_block(sname, block, known_kinds, known_data):
+    from . import data, studies
+
+    where = f"studies.{sname}"
+    kind = block.get("kind", sname)
+    if kind not in known_kinds:
+        raise ConfigError(f"{where}.kind: unknown study kind {kind!r}; choose one of {', '.join(known_kinds)}")
+    study = studies.get(kind)
+    for ds in block["datasets"]:
+        if ds not in known_data:
+            raise ConfigError(f"{where}.datasets: unknown data set {ds!r}; choose one of {', '.join(known_data)} "
+                              "(see `python -m nystrom_bench.data list`)")
+        try:
+            data.check_available(ds)
+        except data.DataError as exc:
+            raise ConfigError(f"{where}.datasets: {exc}") from None
+    params = block.get("params") or {}
+    try:
+        study.check_params(params)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{where}.params: {exc}") from None
+    params = study.resolve_params(params)
+    for klabel, kspec in block["kernels"].items():
+        kspec = dict(kspec or {})
+        kspec.setdefault("kernel", klabel)
+        try:
+            block["kernels"][klabel] = study.check_kernel(klabel, kspec)
+        except ValueError as exc:
+            raise ConfigError(f"{where}.{exc}") from None
+    for mname, mcfg in block["methods"].items():
+        mcfg = block["methods"][mname] = mcfg or {}
+        try:
+            study.check_method(mname, mcfg, block)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"{where}.methods.{mname}: {exc}") from None
+        counts = study.landmark_counts(params, mname, mcfg)
+        for ds in block["datasets"]:
+            reason = study.skip(data.info(ds), mname, mcfg)
+            if reason:
+                raise ConfigError(f"{where}: cannot run method {mname!r} on {ds!r}: {reason}")
+            n_train = data.train_size(ds)
+            too_many = [m for m in counts if n_train is not None and m > n_train]
+            if too_many:
+                raise ConfigError(
+                    f"{where}.methods.{mname}: {max(too_many)} landmarks, but {ds!r} has only {n_train} training "
+                    f"points; use at most {n_train} landmarks (n_landmarks) or a larger data set")
+    ref = block.get("reference", study.reference_method)
+    if ref is not None and ref not in block["methods"]:
+        hint = ""
+        if str(ref).rpartition("-")[0] in block["methods"]:  # the old 'US-1000' labels
+            hint = (f" (coords such as m are no longer part of method labels: use {str(ref).rpartition('-')[0]!r}; "
+                    "the tests then run at every coord value)")
+        raise ConfigError(f"{where}.reference: the reference method {ref!r} is not among the methods "
+                          f"{', '.join(block['methods'])}; add it or set 'reference:'{hint}")
+
+
 def check(config):
-    """Validate names and pairings of every enabled study; return the enabled studies."""
-    from . import data, kernels, studies
+    """Validate names, values and pairings of every enabled study; return the enabled studies.
+
+    Kernel blocks are normalised in place (``kernel:`` filled in from the label).
+    """
+    from . import data, studies
 
     known_kinds = studies.available()
     known_data = data.available()
     if not enabled_studies(config):
         raise ConfigError("config: no enabled study under 'studies'; enable at least one")
     for sname, block in enabled_studies(config).items():
-        where = f"studies.{sname}"
-        kind = block.get("kind", sname)
-        if kind not in known_kinds:
-            raise ConfigError(f"{where}.kind: unknown study kind {kind!r}; choose one of {', '.join(known_kinds)}")
-        study = studies.get(kind)
-        for ds in block["datasets"]:
-            if ds not in known_data:
-                raise ConfigError(
-                    f"{where}.datasets: unknown data set {ds!r}; choose one of {', '.join(known_data)} "
-                    "(see `python -m nystrom_bench.data list`)"
-                )
-            try:
-                data.check_available(ds)
-            except data.DataError as exc:
-                raise ConfigError(f"{where}.datasets: {exc}") from None
-        try:
-            study.check_params(block.get("params") or {})
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"{where}.params: {exc}") from None
-        for klabel, kspec in block["kernels"].items():
-            kname = kspec.get("kernel", klabel)
-            if kname not in kernels.available():
-                raise ConfigError(
-                    f"{where}.kernels.{klabel}: unknown kernel {kname!r}; choose one of {', '.join(kernels.available())}"
-                )
-            kspec.setdefault("kernel", kname)
-        for mname, mcfg in block["methods"].items():
-            try:
-                study.check_method(mname, mcfg or {}, block)
-            except (ValueError, TypeError) as exc:
-                raise ConfigError(f"{where}.methods.{mname}: {exc}") from None
-            for ds in block["datasets"]:
-                reason = study.skip(data.info(ds), mname, mcfg)
-                if reason:
-                    raise ConfigError(f"{where}: cannot run method {mname!r} on {ds!r}: {reason}")
-        ref = block.get("reference", study.reference_method)
-        labels = study.result_methods(block)
-        if ref is not None and ref not in labels:
-            raise ConfigError(
-                f"{where}.reference: the reference method {ref!r} is not among the methods "
-                f"{', '.join(labels)}; add it or set 'reference:'"
-            )
+        _check_block(sname, block, known_kinds, known_data)
     return enabled_studies(config)

@@ -1,57 +1,65 @@
 """Figures (seaborn/matplotlib), tables and PDF assembly (fpdf2, searchable text).
 
 Each study gets ``reports/<study>.pdf``: set-up, provenance (date, git commit,
-package versions, hardware, config hash), a table of mean +- sd per data set
-and method, the paired tests against the reference method, and one figure per
-metric.  ``reports/summary.pdf`` gathers the headline result of every study.
+package versions, hardware, config hash), tables of mean +- sd per data set and
+method (and coord value), the paired tests against the reference method overall
+and per coord value, and figures: a box plot per metric, or -- for a study with
+coords -- each metric against each coord (mean and sd band over seeds, one line
+per method, the paper's numbers dashed where the study knows them).
+``reports/summary.pdf`` gathers the headline result of every study.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from . import provenance
+from .atomic import atomic_dir, replace_into
+from .results import format_coord
 
-__all__ = ["metric_figure", "metric_figures", "study_pdf", "summary_pdf", "mean_sd_table", "describe_tests"]
+__all__ = ["metric_figure", "coord_figure", "study_figures", "study_pdf", "summary_pdf", "mean_sd_table",
+           "describe_tests", "varying_coords"]
 
 
-def _replace_into(path, write):
-    """Call ``write(tmp_path)`` then rename onto ``path`` (no half-written output)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def varying_coords(df, coords):
+    """The coords that take more than one value in ``df``."""
+    return [c for c in coords if c in df and df[c].notna().any() and df[c].nunique() > 1]
 
 
 # -- figures --------------------------------------------------------------------------------------
-def metric_figure(results_csv, info, metric, out_png):
-    """Box plot of ``metric``: one panel per data set, one box per method, points = seeds."""
+def _plt():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _panels(plt, n, width=3.2, height=2.9):
+    ncol = min(4, n)
+    nrow = int(np.ceil(n / ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(width * ncol, height * nrow), squeeze=False)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    return fig, axes
+
+
+def metric_figure(df, info, metric, out_png):
+    """Box plot of ``metric``: one panel per data set, one box per method, points = seeds."""
     import seaborn as sns
 
-    df = pd.read_csv(results_csv)
+    plt = _plt()
     label, _lower = info["metrics"][metric]
+    df = df[df[metric].notna()]
     datasets = sorted(df["dataset"].unique())
-    ncol = min(4, len(datasets))
-    nrow = int(np.ceil(len(datasets) / ncol))
     sns.set_theme(style="whitegrid", context="paper")
-    fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 2.9 * nrow), squeeze=False)
-    order = _method_order(df, list(info.get("config", {}).get("methods", {})))
+    fig, axes = _panels(plt, len(datasets))
+    order = _method_order(df, info.get("methods"))
     kernels_ = sorted(df["kernel"].unique())
     for ax, ds in zip(axes.flat, datasets, strict=False):
         sub = df[df["dataset"] == ds]
@@ -66,39 +74,88 @@ def metric_figure(results_csv, info, metric, out_png):
         ax.tick_params(axis="x", rotation=30)
         if "time" in metric and sub[metric].min() > 0 and sub[metric].max() / sub[metric].min() > 20:
             ax.set_yscale("log")
-    for ax in list(axes.flat)[len(datasets):]:
-        ax.set_visible(False)
-    fig.suptitle(f"{info['title']}: {label}", fontsize=10)
+    fig.suptitle(label, fontsize=10)
     fig.tight_layout()
-    _replace_into(out_png, lambda tmp: fig.savefig(tmp, dpi=150, format="png"))
+    replace_into(out_png, lambda tmp: fig.savefig(tmp, dpi=150, format="png"))
     plt.close(fig)
 
 
-def metric_figures(results_csv, info, out_dir):
-    """One figure per metric of the study, ``<out_dir>/<metric>.png``; returns the paths.
+def coord_figure(df, info, metric, coord, out_png, paper_curve=None):
+    """``metric`` against ``coord``: one panel per data set, one line per method (x kernel, x other
+    coords), mean and +- sd band over seeds; ``paper_curve(dataset, method, kernel, metric, coord)``
+    may return the paper's points, drawn dashed in the line's colour."""
+    plt = _plt()
+    label, _lower = info["metrics"][metric]
+    df = df[df[metric].notna() & df[coord].notna()]
+    datasets = sorted(df["dataset"].unique())
+    others = [c for c in varying_coords(df, info.get("coords", ())) if c != coord]
+    fig, axes = _panels(plt, len(datasets), 3.3, 2.9)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    order = {m: i for i, m in enumerate(_method_order(df, info.get("methods")))}
+    many_kernels = df["kernel"].nunique() > 1
+    for ax, ds in zip(axes.flat, datasets, strict=False):
+        sub = df[df["dataset"] == ds]
+        keys = ["method", "kernel", *others]
+        lines = sorted(sub.groupby(keys), key=lambda kv: (order.get(kv[0][0], 99), *map(str, kv[0][1:])))
+        for i, (key, g) in enumerate(lines):
+            method, kernel = key[0], key[1]
+            name = "/".join([method] + ([kernel] if many_kernels else [])
+                            + [f"{c}={format_coord(v)}" for c, v in zip(others, key[2:], strict=True)])
+            agg = g.groupby(coord)[metric].agg(["mean", "std"]).reset_index().sort_values(coord)
+            c = colors[i % len(colors)]
+            ax.plot(agg[coord], agg["mean"], marker="o", ms=3, lw=1.2, color=c, label=name)
+            sd = agg["std"].fillna(0.0)
+            ax.fill_between(agg[coord], agg["mean"] - sd, agg["mean"] + sd, color=c, alpha=0.15, lw=0)
+            ref = paper_curve(ds, method, kernel, metric, coord) if paper_curve else None
+            if ref:
+                ax.plot(*zip(*ref, strict=True), ls="--", lw=1, color=c, label=f"{name} (paper)")
+        xs = sub[coord].to_numpy(dtype=float)
+        if len(xs) and xs.min() > 0 and xs.max() / xs.min() > 20:
+            ax.set_xscale("log")
+        if "time" in metric and sub[metric].min() > 0 and sub[metric].max() / sub[metric].min() > 20:
+            ax.set_yscale("log")
+        ax.set_title(ds, fontsize=9)
+        ax.set_xlabel(coord)
+        ax.set_ylabel(label, fontsize=7)
+        ax.grid(alpha=0.3)
+    if len(datasets):
+        axes.flat[0].legend(fontsize=6)
+    fig.suptitle(f"{label} against {coord}", fontsize=10)
+    fig.tight_layout()
+    replace_into(out_png, lambda tmp: fig.savefig(tmp, dpi=150, format="png"))
+    plt.close(fig)
 
-    The directory is filled under a temporary name and renamed at the end.
+
+def study_figures(results_csv, info, out_dir):
+    """Every figure of a study into the directory ``out_dir`` (replaced atomically), plus
+    ``figures.json`` listing ``[{"file", "caption"}]`` in the order the PDF shows them.
+
+    A tested metric gets one figure per coord that varies (metric against coord), or a
+    box plot when no coord varies.  Returns the figure paths.
     """
-    import shutil
-
     from . import studies
 
-    out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=out_dir.name + ".", dir=out_dir.parent))
-    try:
-        for metric in info["metrics"]:
-            metric_figure(results_csv, info, metric, tmp / f"{metric}.png")
-        # the study kind's own figures (e.g. a paper's curves), listed with captions for the PDF
-        extra = studies.get(info["kind"]).report_figures(pd.read_csv(results_csv), info, tmp)
-        (tmp / "extra_figures.json").write_text(json.dumps([{"file": Path(f).name, "caption": c} for f, c in extra]))
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return [out_dir / f"{m}.png" for m in info["metrics"]]
+    df = pd.read_csv(results_csv)
+    kind = studies.get(info["kind"])
+    listing = []
+    with atomic_dir(out_dir) as tmp:
+        for metric in info.get("tested_metrics") or list(info["metrics"]):
+            label = info["metrics"][metric][0]
+            rows = df[df[metric].notna()] if metric in df else df.iloc[:0]
+            if not len(rows):
+                continue
+            varying = varying_coords(rows, info.get("coords", ()))
+            for coord in varying:
+                name = f"{metric}_vs_{coord}.png"
+                coord_figure(rows, info, metric, coord, Path(tmp) / name, kind.paper_curve)
+                listing.append({"file": name, "caption": f"{label} against {coord}: mean (line) and +- sd (band) "
+                                "over seeds, one line per method; dashed: the paper's numbers where known."})
+            if not varying:
+                metric_figure(rows, info, metric, Path(tmp) / f"{metric}.png")
+                listing.append({"file": f"{metric}.png", "caption": f"{label}: one panel per data set, one box "
+                                "per method; dots are seeds."})
+        (Path(tmp) / "figures.json").write_text(json.dumps(listing, indent=1))
+    return [Path(out_dir) / f["file"] for f in listing]
 
 
 def _method_order(df, order=None):
@@ -109,15 +166,18 @@ def _method_order(df, order=None):
 
 
 # -- tables ---------------------------------------------------------------------------------------
-def mean_sd_table(df, metric, fmt="{:.4g}", order=None):
-    """Rows = dataset (x kernel), columns = method (in ``order`` if given), cells = 'mean +- sd'."""
+def mean_sd_table(df, metric, fmt="{:.4g}", order=None, coords=()):
+    """Rows = dataset (x kernel) (x each coord that varies), columns = method (in ``order`` if
+    given), cells = 'mean +- sd' over seeds."""
+    df = df[df[metric].notna()]
     rows_key = ["dataset"] if df["kernel"].nunique() == 1 else ["dataset", "kernel"]
+    rows_key += varying_coords(df, coords)
     g = df.groupby(rows_key + ["method"])[metric].agg(["mean", "std", "count"]).reset_index()
     methods = _method_order(df, order)
     table = []
     for key, sub in g.groupby(rows_key, sort=True):
         key = key if isinstance(key, tuple) else (key,)
-        row = {"/".join(rows_key): "/".join(map(str, key))}
+        row = {"/".join(rows_key): "/".join(map(format_coord, key))}
         for m in methods:
             r = sub[sub["method"] == m]
             if len(r):
@@ -136,16 +196,20 @@ def _fmt_p(p):
     return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
 
 
-def describe_tests(paired, info, metric):
-    """Plain sentences stating each paired comparison's outcome on ``metric``."""
+def describe_tests(paired, info, metric, scope=None):
+    """Plain sentences stating each paired comparison's outcome on ``metric`` (in ``scope``, if given)."""
     label, lower = info["metrics"][metric]
     out = []
-    for _, r in paired[paired["metric"] == metric].iterrows():
+    rows = paired[paired["metric"] == metric]
+    if scope is not None and "scope" in rows:
+        rows = rows[rows["scope"] == scope]
+    for _, r in rows.iterrows():
+        where = "" if r.get("scope", "all") in ("all", None) or pd.isna(r.get("scope")) else f" at {r['scope']}"
         better = "lower" if lower else "higher"
         p = r.get("wilcoxon_p_holm", r["wilcoxon_p"])
         verdict = "significant at 5% (Holm)" if (not pd.isna(p) and p < 0.05) else "not significant at 5% (Holm)"
         out.append(
-            f"{r['method']} vs {r['reference']} on {label.lower()}: {r['method']} is {better} (better) in "
+            f"{r['method']} vs {r['reference']} on {label.lower()}{where}: {r['method']} is {better} (better) in "
             f"{int(r['wins'])} and worse in {int(r['losses'])} of {int(r['n_pairs'])} paired runs; "
             f"median difference {r['median_diff']:.3g}; Wilcoxon signed-rank p = {_fmt_p(r['wilcoxon_p'])}, "
             f"Holm-adjusted p = {_fmt_p(p)} ({verdict})."
@@ -222,7 +286,7 @@ class _PDF:
         self.para(" ".join(lines), size=8)
 
     def save(self, out_pdf):
-        _replace_into(out_pdf, lambda tmp: self.pdf.output(tmp))
+        replace_into(out_pdf, lambda tmp: self.pdf.output(tmp))
 
 
 def _setup_tables(df):
@@ -237,7 +301,7 @@ def _setup_tables(df):
 def _paired_table(paired):
     if paired is None or len(paired) == 0:
         return pd.DataFrame()
-    t = paired[["metric", "method", "reference", "n_pairs", "wins", "losses", "median_diff",
+    t = paired[["metric", "scope", "method", "reference", "n_pairs", "wins", "losses", "median_diff",
                 "wilcoxon_p", "wilcoxon_p_holm", "ttest_p"]].copy()
     t["median_diff"] = t["median_diff"].map(lambda v: f"{v:.3g}")
     for c in ("wilcoxon_p", "wilcoxon_p_holm", "ttest_p"):
@@ -254,21 +318,27 @@ def _read_optional(path):
 
 
 def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf):
-    """Assemble ``reports/<study>.pdf``; ``figures`` is the directory of :func:`metric_figures`."""
+    """Assemble ``reports/<study>.pdf``; ``figures`` is the directory of :func:`study_figures`."""
+    from . import studies
+
     df = pd.read_csv(results_csv)
     paired = _read_optional(paired_csv)
     fried = _read_optional(friedman_csv)
     cfg = info["config"]
+    coords = info.get("coords", [])
     doc = _PDF(info["title"])
     doc.title(info["title"])
     doc.provenance(f"Study '{info['study']}' (kind '{info['kind']}'), config hash {info['config_hash']}.")
     doc.heading("1. Set-up")
     doc.para(info["description"])
+    grid = "".join(f" x {df[c].nunique()} values of {c}" for c in varying_coords(df, coords))
+    blocks = ", ".join(info.get("block_cols", ["dataset", "kernel", "seed"]))
     doc.para(
         f"{len(df)} results: {df['dataset'].nunique()} data sets x {df['method'].nunique()} methods x "
-        f"{df['kernel'].nunique()} kernel(s) x {df['seed'].nunique()} seeds. Features scaled with "
+        f"{df['kernel'].nunique()} kernel(s) x {df['seed'].nunique()} seeds{grid}. Features scaled with "
         f"'{cfg.get('scaling', 'standardize')}' fitted on the training part. Study parameters: "
-        f"{json.dumps(cfg.get('params', {}))}. Each (data set, seed) is one paired block."
+        f"{json.dumps(cfg.get('params', {}))}. Paired tests pair results on ({blocks})"
+        + (f", within each value of {', '.join(coords)} and over all of them." if coords else ".")
     )
     doc.table(_setup_tables(df))
     methods = pd.DataFrame([{"method": m, "settings": json.dumps(c)} for m, c in cfg["methods"].items()])
@@ -277,10 +347,10 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf):
     doc.table(kernels_, col_widths=(30, 130))
     doc.heading("2. Results (mean +- sd over seeds)")
     for metric, (label, lower) in info["metrics"].items():
+        if metric not in df or df[metric].isna().all():
+            continue
         doc.para(f"{label} ({'lower' if lower else 'higher'} is better)", style="B")
-        doc.table(mean_sd_table(df, metric, order=list(cfg["methods"])))
-    from . import studies
-
+        doc.table(mean_sd_table(df, metric, order=info.get("methods"), coords=coords))
     for title, table, note in studies.get(info["kind"]).report_tables(df, cfg):
         doc.para(title, style="B")
         doc.table(table, size=6.5)
@@ -289,21 +359,21 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf):
     doc.heading(f"3. Paired tests against '{info.get('reference')}'")
     doc.para(
         "Wilcoxon signed-rank test (two-sided) and paired t-test over the paired blocks; Holm's "
-        "correction over the methods compared. 'wins' counts blocks where the method beats the reference."
+        "correction over the methods compared within each metric and scope ('all' pools every coord value, "
+        "with the coords part of the block). 'wins' counts blocks where the method beats the reference."
     )
-    doc.table(_paired_table(paired), size=7)
+    doc.table(_paired_table(paired), size=6.5)
     if len(paired):
         for line in describe_tests(paired, info, info["primary_metric"]):
             doc.para(line)
     for _, r in fried.iterrows():
-        doc.para(f"Friedman test on {r['metric']}: chi2 = {r['statistic']:.3g}, p = {_fmt_p(r['p'])} over "
+        scope = "" if r.get("scope", "all") == "all" else f" at {r['scope']}"
+        doc.para(f"Friedman test on {r['metric']}{scope}: chi2 = {r['statistic']:.3g}, p = {_fmt_p(r['p'])} over "
                  f"{r['n_blocks']} blocks; mean ranks (1 = best): {r['mean_ranks']}.")
     doc.heading("4. Figures")
-    extra = Path(figures) / "extra_figures.json"
-    for fig in json.loads(extra.read_text()) if extra.exists() else []:
+    listing = Path(figures) / "figures.json"
+    for fig in json.loads(listing.read_text()) if listing.exists() else []:
         doc.image(Path(figures) / fig["file"], caption=fig["caption"])
-    for metric, (label, _) in info["metrics"].items():
-        doc.image(Path(figures) / f"{metric}.png", caption=f"{label}: one panel per data set, one box per method; dots are seeds.")
     doc.save(out_pdf)
 
 
@@ -320,8 +390,8 @@ def summary_pdf(results_csvs, paired_csvs, infos, title, out_pdf):
         metric = info["primary_metric"]
         label, _ = info["metrics"][metric]
         doc.para(f"{label}, mean +- sd over seeds:", style="B")
-        doc.table(mean_sd_table(df, metric, order=list(info["config"]["methods"])))
+        doc.table(mean_sd_table(df, metric, order=info.get("methods"), coords=info.get("coords", ())))
         if len(paired):
-            for line in describe_tests(paired, info, metric):
+            for line in describe_tests(paired, info, metric, scope="all"):
                 doc.para(line)
     doc.save(out_pdf)

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import logging
 import math
-import numbers
 import os
 import random
 import time
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+
+from .results import format_coord
 
 __all__ = ["resolve_tracking_uri", "log_job", "run_key", "format_coord", "active_runs", "prune",
            "LEVEL_TAG"]
@@ -57,23 +58,6 @@ def resolve_tracking_uri(configured=None, base_dir="."):
 
 def _sqlite_path(uri):
     return Path(uri[len("sqlite:///") :]) if uri.startswith("sqlite:///") else None
-
-
-def format_coord(value):
-    """A coordinate value as it appears in run keys, run names and params.
-
-    Integral numbers as integers (``300``, ``300.0`` -> ``"300"``), other floats in
-    their shortest round-tripping form (``1e-15``, ``1.0000001e-15``), anything else
-    (strings, booleans) with ``str``.
-    """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return str(value)
-    if isinstance(value, numbers.Integral):
-        return str(int(value))
-    f = float(value)
-    if f.is_integer():
-        return str(int(f))
-    return repr(f)
 
 
 def _coord_suffix(coords):

@@ -1,9 +1,13 @@
-# Stage 4: gather a study's result files (never MLflow) into one tidy table.
+# Stage 4: gather a study's result files (never MLflow) into one tidy table; MLflow runs
+# of jobs no longer in the study (a removed data set) are deleted.
 rule aggregate:
     input:
         run_files,
     output:
         "results/{study}/results.csv",
+    params:
+        coords=lambda wildcards: list(KINDS[wildcards.study].coords),
+        job_keys=job_keys,
     log:
         "results/logs/aggregate/{study}.log",
     benchmark:
@@ -18,7 +22,8 @@ rule aggregate:
         "../scripts/aggregate.py"
 
 
-# Stage 5: paired tests (Wilcoxon signed-rank, paired t, Holm) and the Friedman test.
+# Stage 5: paired tests (Wilcoxon signed-rank, paired t, Holm) and Friedman tests, over all
+# results and per coord value.
 rule stats:
     input:
         "results/{study}/results.csv",
@@ -26,7 +31,7 @@ rule stats:
         paired="results/{study}/stats.csv",
         friedman="results/{study}/friedman.csv",
     params:
-        info=study_report_params,
+        info=analysis_params,
     log:
         "results/logs/stats/{study}.log",
     benchmark:

@@ -1,56 +1,92 @@
 # Config checks (beyond the schema) and input functions shared by the rule files.
 import os
+from types import SimpleNamespace
 
 from snakemake.exceptions import WorkflowError
 
 from nystrom_bench import studies as _studies
-from nystrom_bench.config import ConfigError, all_seeds, check, datasets_of
+from nystrom_bench.config import ConfigError, all_seeds, check, study_jobs
 from nystrom_bench.provenance import config_hash
-from nystrom_bench.tracking import resolve_tracking_uri
 
 try:
     STUDIES = check(config)
 except ConfigError as exc:
     raise WorkflowError(f"invalid config: {exc}") from None
 
-TRACKING_URI = resolve_tracking_uri(config.get("mlflow", {}).get("tracking_uri"), workflow.basedir)
+KINDS = {s: _studies.get(block.get("kind", s)) for s, block in STUDIES.items()}
+# study -> {job id: {"id", "datasets", "methods"}}: one run job each
+JOBS = {s: study_jobs(KINDS[s], block) for s, block in STUDIES.items()}
 
 
 wildcard_constraints:
     study="|".join(STUDIES),
     dataset="[A-Za-z0-9_\\-]+",
+    job="[A-Za-z0-9_\\-+]+",
 
 
-def study_kind(study):
-    return _studies.get(STUDIES[study].get("kind", study))
+def _job(wildcards):
+    return JOBS[wildcards.study][wildcards.job]
 
 
-def study_resource(key, default):
-    return lambda wildcards: STUDIES[wildcards.study].get(key, default)
+def job_inputs(wildcards):
+    """The data and split files of a run job, one per data set of the job."""
+    sets = _job(wildcards)["datasets"]
+    return {
+        "data": [f"resources/data/{d}.npz" for d in sets],
+        "split": [f"results/splits/{d}.npz" for d in sets],
+    }
+
+
+def job_config(wildcards):
+    """The slice of the study block this job depends on (a title or resource change re-runs nothing)."""
+    return KINDS[wildcards.study].job_config(STUDIES[wildcards.study], _job(wildcards))
+
+
+def job_resource(key):
+    return lambda wildcards: KINDS[wildcards.study].job_resources(STUDIES[wildcards.study], _job(wildcards))[key]
 
 
 def run_files(wildcards):
-    return expand("results/{study}/runs/{dataset}.csv", study=wildcards.study, dataset=STUDIES[wildcards.study]["datasets"])
+    return [f"results/{wildcards.study}/runs/{j}.csv" for j in JOBS[wildcards.study]]
+
+
+def job_keys(wildcards):
+    return [f"{wildcards.study}/{j}" for j in JOBS[wildcards.study]]
+
+
+def analysis_params(wildcards):
+    """What the stats and figures stages need of a study: nothing a title change touches."""
+    kind = KINDS[wildcards.study]
+    block = STUDIES[wildcards.study]
+    return {
+        "kind": kind.name,
+        "metrics": {m: list(v) for m, v in kind.metrics.items()},
+        "tested_metrics": list(kind.tested_metrics or kind.metrics),
+        "primary_metric": kind.primary_metric,
+        "reference": block.get("reference", kind.reference_method),
+        "coords": list(kind.coords),
+        "block_cols": list(kind.block_cols),
+        "methods": list(block["methods"]),
+    }
 
 
 def study_report_params(wildcards):
-    kind = study_kind(wildcards.study)
+    kind = KINDS[wildcards.study]
     block = STUDIES[wildcards.study]
+    # the block as the report prints it: resources (threads, mem_mb, runtime) change no number
+    shown = {k: v for k, v in block.items() if k not in ("threads", "mem_mb", "runtime")}
     return {
+        **analysis_params(wildcards),
         "study": wildcards.study,
-        "kind": kind.name,
         "title": block.get("title", kind.title),
         "description": kind.description,
-        "metrics": {m: list(v) for m, v in kind.metrics.items()},
-        "primary_metric": kind.primary_metric,
-        "reference": block.get("reference", kind.reference_method),
-        "config": block,
-        "config_hash": config_hash(block),
+        "config": shown,
+        "config_hash": config_hash(shown),
     }
 
 
 def all_targets():
     """Every report plus every result file, so deleting any result file re-runs it and its dependents."""
-    runs = [f"results/{s}/runs/{d}.csv" for s, block in STUDIES.items() for d in block["datasets"]]
+    runs = [f"results/{s}/runs/{j}.csv" for s in STUDIES for j in JOBS[s]]
     tables = expand("results/{study}/{table}.csv", study=STUDIES, table=["results", "stats"])
     return runs + tables + expand("reports/{study}.pdf", study=STUDIES) + ["reports/summary.pdf"]

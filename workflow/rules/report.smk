@@ -1,17 +1,17 @@
-# Stage 6: one figure per metric of each study (one job per study: plotting imports are slow).
+# Stage 6: the figures of each study (one job per study: plotting imports are slow).
 rule figures:
     input:
         "results/{study}/results.csv",
     output:
         report(
             directory("results/{study}/figures"),
-            patterns=["{metric}.png"],
+            patterns=["{name}.png"],
             caption="../report/figure.rst",
             category="{study}",
-            labels={"study": "{study}", "metric": "{metric}"},
+            labels={"study": "{study}", "figure": "{name}"},
         ),
     params:
-        info=study_report_params,
+        info=analysis_params,
     log:
         "results/logs/figures/{study}.log",
     benchmark:
@@ -60,7 +60,7 @@ rule summary:
     output:
         "reports/summary.pdf",
     params:
-        infos=lambda wildcards: [study_report_params(type("W", (), {"study": s})) for s in STUDIES],
+        infos=lambda wildcards: [study_report_params(SimpleNamespace(study=s)) for s in STUDIES],
         title=config.get("report", {}).get("title", "nystrom-bench"),
     log:
         "results/logs/report/summary.log",

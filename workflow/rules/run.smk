@@ -1,26 +1,23 @@
-# Stage 3: one job per study x data set runs every method x kernel x seed of the study
-# (one process per job keeps orchestration overhead low; see README "Job granularity"),
-# writes one tidy result file and logs one MLflow run per result.
+# Stage 3: one job per study x data set (or finer: `split_jobs: method`) runs every
+# method x kernel x seed x coord of its slice of the study (one process per job keeps
+# orchestration overhead low; see README "Job granularity"), writes one tidy result
+# file and logs its MLflow runs. A job depends only on its own config slice.
 rule run:
     input:
-        data="resources/data/{dataset}.npz",
-        split="results/splits/{dataset}.npz",
+        unpack(job_inputs),
     output:
-        "results/{study}/runs/{dataset}.csv",
+        "results/{study}/runs/{job}.csv",
     params:
-        study=lambda wildcards: wildcards.study,
-        kind=lambda wildcards: study_kind(wildcards.study).name,
-        cfg=lambda wildcards: STUDIES[wildcards.study],
-        config_hash=lambda wildcards: config_hash(STUDIES[wildcards.study]),
-        tracking_uri=TRACKING_URI,
+        job=job_config,
+        config_hash=lambda wildcards: config_hash(job_config(wildcards)),
     log:
-        "results/logs/run/{study}/{dataset}.log",
+        "results/logs/run/{study}/{job}.log",
     benchmark:
-        "results/benchmarks/run/{study}/{dataset}.tsv"
-    threads: study_resource("threads", 1)
+        "results/benchmarks/run/{study}/{job}.tsv"
+    threads: job_resource("threads")
     resources:
-        mem_mb=study_resource("mem_mb", 2000),
-        runtime=study_resource("runtime", 60),
+        mem_mb=job_resource("mem_mb"),
+        runtime=job_resource("runtime"),
     conda:
         "../../environment.yml"
     script:

@@ -1,20 +1,45 @@
-"""Studies: one module per study kind, found through a registry.
+"""Studies: one module per study kind on a shared base that owns the experiment loop.
 
-A study kind is a :class:`Study` subclass decorated with ``@register``.  It says
-which tasks it accepts, which metrics it reports, how to check its config block
-(:meth:`Study.check_method`, :meth:`Study.skip`) and how to run one workflow job
-(:meth:`Study.run`: every method x kernel x seed on one data set).  Adding a
-study = one module here + a config block + its test.
+A study kind is a :class:`Study` subclass decorated with ``@register``.  The base
+class runs the loop of one workflow job -- seeds -> splits -> kernels -> methods ->
+coords -- with common random numbers, fit/predict timing and row building.  A kind
+supplies only what is its own:
+
+- what it is: ``name``, ``title``, ``description``, ``tasks``, ``metrics``,
+  ``primary_metric``, ``reference_method``;
+- its grid axes: ``coords`` and :meth:`Study.coord_grid` (e.g. ``m`` landmarks), and
+  ``block_cols``, the columns a paired test pairs on (``(dataset, kernel, seed)``; a
+  multiple-kernel study pairs on ``(dataset, seed)``);
+- its config: ``param_defaults`` (the keys ``params:`` may hold), ``method_keys``,
+  ``kernel_keys`` (which kernel-spec keys it honours), :meth:`Study.check_params`,
+  :meth:`Study.check_method`, :meth:`Study.skip`, :meth:`Study.landmark_counts`;
+- the learning problem: :meth:`Study.make_estimator`, :meth:`Study.targets`,
+  :meth:`Study.score` -- or a whole :meth:`Study.evaluate` where one trial yields
+  several numbers from one fit path (GNKR);
+- optional report hooks: :meth:`Study.report_tables` (a paper's layout) and
+  :meth:`Study.paper_curve` (the paper's numbers drawn beside ours).
+
+Adding a study = one module here + a config block + its test.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import time
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["Study", "register", "get", "available"]
+import numpy as np
+
+from .. import data, kernels, seeding
+
+__all__ = ["Study", "Trial", "register", "get", "available", "RESOURCE_KEYS"]
 
 _REGISTRY = {}
+
+#: keys of a method block that set job resources (with ``split_jobs: method``), not estimator options
+RESOURCE_KEYS = ("threads", "mem_mb", "runtime")
 
 
 def register(cls):
@@ -43,6 +68,32 @@ def get(name):
         raise ValueError(f"unknown study kind {name!r}; choose one of {', '.join(sorted(_REGISTRY))}") from None
 
 
+def method_options(method_cfg):
+    """A method block without its resource keys: what the estimator gets."""
+    return {k: v for k, v in (method_cfg or {}).items() if k not in RESOURCE_KEYS}
+
+
+@dataclass
+class Trial:
+    """Everything one evaluation needs: one (seed, kernel, method, coords) of one data set."""
+
+    study: str
+    dataset: str
+    seed: int
+    split: Any  #: :class:`nystrom_bench.data.Split`, scaled (and prepared by the study)
+    y_fit: Any  #: training targets as the learner sees them (:meth:`Study.targets`)
+    state: Any  #: what :meth:`Study.score` needs besides the predictions
+    kernel_label: str
+    kernel: kernels.Kernel  #: resolved on the training part (data-driven widths)
+    method: str
+    method_cfg: dict
+    coords: dict
+    params: dict  #: the study's ``params:`` with defaults filled in
+    rng: np.random.Generator  #: common random numbers: same stream for every method (see rng_names)
+    cache: dict = field(default_factory=dict)  #: shared by the trials of one (data set, seed)
+    log: Any = None
+
+
 class Study:
     """Base class of a study kind (see module docstring)."""
 
@@ -53,10 +104,36 @@ class Study:
     tasks = ("regression", "binary", "multiclass")
     #: metric -> (label, lower_is_better)
     metrics = {}
+    #: the metrics the paired tests, Friedman tests and figures cover (None: all of ``metrics``)
+    tested_metrics = None
     #: metric tested between methods and shown first
     primary_metric = None
     #: method every other method is compared with (config may override with `reference:`)
     reference_method = None
+    #: the study's grid axes: a result row is identified by identity + these
+    coords = ()
+    #: the columns a paired test pairs results on (within one coord value)
+    block_cols = ("dataset", "kernel", "seed")
+    #: ``params:`` keys with their defaults (None: any key, no defaults)
+    param_defaults = None
+    #: keys a method block may hold (None: anything the estimator validates); resource keys always
+    method_keys = None
+    #: kernel-spec keys besides ``kernel`` this study honours (None: every key the kernel takes)
+    kernel_keys = None
+    #: kernels this study can use (None: any)
+    kernel_names = None
+    #: why kernel keys outside ``kernel_keys`` are not used (shown in the error)
+    kernel_keys_note = ""
+    default_scaling = "standardize"
+
+    # -- config checks (run before any job) ---------------------------------------------------
+    @property
+    def known_params(self):
+        return None if self.param_defaults is None else tuple(self.param_defaults)
+
+    def resolve_params(self, params):
+        """The study's ``params:`` with defaults filled in."""
+        return {**(self.param_defaults or {}), **(params or {})}
 
     def skip(self, dataset_info, method_name, method_cfg):
         """Why this dataset x method pairing is invalid (a string), or None if it is fine."""
@@ -64,12 +141,6 @@ class Study:
             return f"study kind {self.name!r} needs a {'/'.join(self.tasks)} data set, " \
                    f"{dataset_info['name']!r} is {dataset_info['task']}"
         return None
-
-    #: the keys ``params:`` may hold (None: anything); a typo is an error, not silently ignored
-    known_params = None
-
-    def check_method(self, method_name, method_cfg, study_cfg):
-        """Raise ValueError naming the problem if a method block is invalid."""
 
     def check_params(self, params):
         """Raise ValueError naming the problem if the study's ``params:`` block is invalid."""
@@ -79,18 +150,192 @@ class Study:
                 raise ValueError(f"unknown parameter(s) {', '.join(map(repr, unknown))} for study kind "
                                  f"{self.name!r}; allowed: {', '.join(self.known_params)}")
 
-    def result_methods(self, study_cfg):
-        """The method labels the result rows will carry (default: the config's method names)."""
-        return list(study_cfg["methods"])
+    def check_kernel(self, label, spec):
+        """A normalised kernel spec, or ValueError: unknown kernel, bad value, or a key not honoured."""
+        where = f"kernels.{label}"
+        spec = kernels.check_spec(spec, where=where)
+        if self.kernel_names is not None and spec["kernel"] not in self.kernel_names:
+            raise ValueError(f"{where}: study kind {self.name!r} supports the kernels "
+                             f"{', '.join(self.kernel_names)}, not {spec['kernel']!r}")
+        if self.kernel_keys is not None:
+            ignored = sorted(set(spec) - {"kernel", *self.kernel_keys})
+            if ignored:
+                allowed = ", ".join(self.kernel_keys) or "none besides 'kernel'"
+                raise ValueError(f"{where}: key(s) {', '.join(map(repr, ignored))} are not used by study kind "
+                                 f"{self.name!r} (it honours: {allowed}){self.kernel_keys_note}; remove them")
+        return spec
 
+    def check_method(self, method_name, method_cfg, study_cfg):
+        """Raise ValueError naming the problem if a method block is invalid.
+
+        Default: keys against ``method_keys``, then the estimator's own parameter
+        validation on a placeholder kernel (widths set to 1).
+        """
+        opts = method_options(method_cfg)
+        if self.method_keys is not None:
+            unknown = sorted(set(opts) - set(self.method_keys))
+            if unknown:
+                raise ValueError(f"unknown key(s) {unknown}; allowed: {sorted({*self.method_keys, *RESOURCE_KEYS})}")
+        params = self.resolve_params(study_cfg.get("params"))
+        for kspec in study_cfg["kernels"].values():
+            kern = kernels.from_spec(_placeholder_widths(kspec))
+            for coords in self.coord_grid(params, method_name, opts) or [{}]:
+                est = self.make_estimator(kern, opts, coords, params, None)
+                if est is not None and hasattr(est, "_validate_params"):
+                    est._validate_params()
+
+    def landmark_counts(self, params, method_name, method_cfg):
+        """The landmark counts this method uses (checked against each data set's training size)."""
+        return []
+
+    # -- jobs -----------------------------------------------------------------------------------
+    def jobs(self, block):
+        """The workflow jobs of a config block: ``[{"id", "datasets", "methods"}]``.
+
+        One job per data set (``split_jobs: dataset``, the default) or per data set and
+        method (``split_jobs: method``; each method block may then set its own
+        ``threads``/``mem_mb``/``runtime``).  A study that needs several data sets in
+        one job (e.g. train on one, test on another) overrides this.
+        """
+        by_method = block.get("split_jobs", "dataset") == "method"
+        out = []
+        for ds in block["datasets"]:
+            if by_method:
+                out += [{"id": f"{ds}+{m}", "datasets": [ds], "methods": [m]} for m in block["methods"]]
+            else:
+                out.append({"id": ds, "datasets": [ds], "methods": list(block["methods"])})
+        return out
+
+    def job_config(self, block, job):
+        """The slice of the config block a job depends on (and nothing else: no title, no resources)."""
+        return {
+            "kind": block.get("kind", self.name),
+            "datasets": list(job["datasets"]),
+            "seeds": [int(s) for s in block["seeds"]],
+            "scaling": block.get("scaling", self.default_scaling),
+            "kernels": block["kernels"],
+            "methods": {m: method_options(block["methods"][m]) for m in job["methods"]},
+            "params": block.get("params") or {},
+        }
+
+    def job_resources(self, block, job):
+        """``{threads, mem_mb, runtime}`` of a job: the largest its methods ask, else the block's."""
+        defaults = {"threads": 1, "mem_mb": 2000, "runtime": 60}
+        out = {}
+        for key in RESOURCE_KEYS:
+            asked = [block["methods"][m][key] for m in job["methods"] if key in (block["methods"][m] or {})]
+            out[key] = max(asked) if asked else block.get(key, defaults[key])
+        return out
+
+    # -- the experiment loop ---------------------------------------------------------------------
+    def coord_grid(self, params, method_name, method_cfg):
+        """The coord values one method is evaluated at: a list of dicts (default: ``[{}]``)."""
+        return [{}]
+
+    def rng_names(self, method_name, coords):
+        """Names that make a trial's random stream; ``()`` (default): every method and coord of a
+        (data set, seed) gets the same stream -- common random numbers for the paired tests."""
+        return ()
+
+    def prepare(self, split, params):
+        """Change a scaled split before the loop uses it (e.g. standardise targets); default: as is."""
+        return split
+
+    def targets(self, split):
+        """Training targets for the learner and the state :meth:`score` needs."""
+        return split.y_train, None
+
+    def make_estimator(self, kernel, method_cfg, coords, params, rng):  # pragma: no cover - abstract
+        """The estimator of one trial (scikit-learn API)."""
+        raise NotImplementedError(f"study kind {self.name!r} must define make_estimator or evaluate")
+
+    def score(self, raw_prediction, state, split):  # pragma: no cover - abstract
+        """Metrics from the learner's predictions on the test part."""
+        raise NotImplementedError
+
+    def estimator_params(self, est):
+        """What a result row records of a fitted estimator (default: ``get_params`` minus arrays/RNGs)."""
+        return {k: v for k, v in est.get_params().items() if k not in ("landmarks", "random_state")}
+
+    def evaluate(self, trial):
+        """One trial -> a list of ``{"params", "metrics"}`` (optionally ``"coords"`` to add to the trial's).
+
+        Default: :meth:`make_estimator`, fit on the training part and predict the test
+        part, each timed here, then :meth:`score`.
+        """
+        est = self.make_estimator(trial.kernel, trial.method_cfg, trial.coords, trial.params, trial.rng)
+        sp = trial.split
+        t0 = time.perf_counter()
+        est.fit(sp.X_train, trial.y_fit)
+        t1 = time.perf_counter()
+        raw = est.predict(sp.X_test)
+        t2 = time.perf_counter()
+        metrics = self.score(raw, trial.state, sp)
+        return [{"params": self.estimator_params(est), "metrics": {**metrics, "fit_time": t1 - t0,
+                                                                   "predict_time": t2 - t1}}]
+
+    def run(self, study, cfg, dataset, X, y, splits, log=None):
+        """Run every seed x kernel x method x coord of ``cfg`` on one data set; return result rows.
+
+        ``cfg`` is a job's config slice (:meth:`job_config`) or a whole block; ``splits``
+        maps each seed to the indices of :func:`nystrom_bench.data.make_split`.
+        """
+        params = self.resolve_params(cfg.get("params"))
+        scaling = cfg.get("scaling", self.default_scaling)
+        rows = []
+        for seed in cfg["seeds"]:
+            seed = int(seed)
+            split = data.apply_split(dataset, seed, X, y, splits[seed], scaling)
+            split = self.prepare(split, params)
+            y_fit, state = self.targets(split)
+            cache = {}
+            for klabel, kspec in cfg["kernels"].items():
+                kern = kernels.from_spec(kspec, split.X_train, where=f"kernels.{klabel}")
+                for mlabel, mcfg in cfg["methods"].items():
+                    opts = method_options(mcfg)
+                    for coords in self.coord_grid(params, mlabel, opts):
+                        trial = Trial(study, dataset, seed, split, y_fit, state, klabel, kern, mlabel, opts,
+                                      dict(coords), params, seeding.rng(seed, study, dataset,
+                                                                        *self.rng_names(mlabel, coords)),
+                                      cache, log)
+                        for res in self.evaluate(trial):
+                            rows.append(self._row(trial, res, split))
+        return rows
+
+    def _row(self, trial, res, split):
+        coords = {**trial.coords, **res.get("coords", {})}
+        unknown = set(coords) - set(self.coords)
+        if unknown:
+            raise ValueError(f"study kind {self.name!r} produced coords {sorted(unknown)} it does not declare")
+        row = {
+            "dataset": trial.dataset, "method": trial.method, "kernel": trial.kernel_label, "seed": trial.seed,
+            "coords": {c: coords[c] for c in self.coords if c in coords},
+            "params": {**res.get("params", {}), "n_train": len(split.y_train), "n_test": len(split.y_test),
+                       "n_features": split.X_train.shape[1]},
+            "metrics": res["metrics"],
+        }
+        if trial.log:
+            shown = ", ".join(f"{k}={v:.5g}" for k, v in res["metrics"].items() if isinstance(v, (int, float)))
+            where = " ".join(f"{k}={v}" for k, v in row["coords"].items())
+            trial.log.info("%s seed=%s kernel=%s method=%s %s: %s", trial.dataset, trial.seed, trial.kernel_label,
+                           trial.method, where, shown)
+        return row
+
+    # -- report hooks ----------------------------------------------------------------------------
     def report_tables(self, df, study_cfg):
         """Extra ``(title, DataFrame, note)`` tables for the study's PDF (e.g. a paper's layout)."""
         return []
 
-    def report_figures(self, df, info, out_dir):
-        """Draw extra figures into ``out_dir``; return ``[(path, caption), ...]`` (shown first in the PDF)."""
-        return []
+    def paper_curve(self, dataset, method, kernel, metric, coord):
+        """The paper's ``[(coord value, metric value), ...]`` for this line of a metric-vs-coord
+        figure (drawn dashed beside ours), or None."""
+        return None
 
-    def run(self, study, cfg, dataset, X, y, splits, log=None):  # pragma: no cover - abstract
-        """Run every method x kernel x seed of ``cfg`` on one data set; return result dicts."""
-        raise NotImplementedError
+
+def _placeholder_widths(spec):
+    """A kernel spec with data-driven widths replaced by 1 (for checks without data)."""
+    out = {k: v for k, v in spec.items() if k != "scale"}
+    for key in ("gamma", "sigma", "b"):
+        if isinstance(out.get(key), str):
+            out[key] = 1.0
+    return out

@@ -1,6 +1,6 @@
 """Kernel ridge classification: exact vs Nystrom on binary and multi-class data.
 
-The least-squares classifier of seeds 000/003 without a bias term: KRR on
+The least-squares classifier of Ding et al. (AAAI 2019; TNNLS 2020) without a bias term: KRR on
 one-vs-rest targets in {-1, +1} (one column per class; one column for two
 classes), prediction by the largest output (sign for two classes).  Reports test
 accuracy; everything else is the KRR study.

@@ -9,33 +9,11 @@ tests isolate the effect of the method.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from .. import data, kernels, seeding
+from .. import sampling
 from ..learners import KRR
 from . import Study, register
-
-KRR_METHOD_KEYS = {"approximation", "n_landmarks", "sampler", "mode", "rank", "alpha"}
-
-
-def resolve_kernel(spec, X):
-    """Kernel block of the config -> ``KRR`` keyword arguments, widths resolved on X."""
-    spec = dict(spec)
-    name = spec.pop("kernel")
-    scale = float(spec.pop("scale", 1.0))
-    out = {"kernel": name}
-    for key, value in spec.items():
-        if key == "gamma":
-            out["gamma"] = kernels.resolve_width(value, X, scale)
-        elif key == "sigma":
-            out["sigma"] = (
-                float(np.sqrt(scale / kernels.resolve_width(value, X))) if isinstance(value, str) else float(value)
-            )
-        else:
-            out[key] = value
-    return out
 
 
 @register
@@ -53,58 +31,33 @@ class KRRStudy(Study):
         "predict_time": ("Predict time (s)", True),
     }
     primary_metric = "test_mse"
-    known_params = ("alpha",)
     reference_method = "exact"
+    param_defaults = {"alpha": 1e-3}
+    method_keys = ("approximation", "n_landmarks", "sampler", "mode", "rank", "alpha")
+
+    def check_params(self, params):
+        super().check_params(params)
+        KRR(alpha=params.get("alpha", 1e-3))._validate_params()
 
     def check_method(self, method_name, method_cfg, study_cfg):
-        unknown = set(method_cfg) - KRR_METHOD_KEYS
-        if unknown:
-            raise ValueError(
-                f"method {method_name!r}: unknown keys {sorted(unknown)}; allowed: {sorted(KRR_METHOD_KEYS)}"
-            )
-        from .. import sampling
-
         sampler = method_cfg.get("sampler", "uniform")
         if sampler not in sampling.available():
-            raise ValueError(
-                f"method {method_name!r}: unknown sampler {sampler!r}; choose one of {', '.join(sampling.available())}"
-            )
-        KRR(**method_cfg)._validate_params()
+            raise ValueError(f"unknown sampler {sampler!r}; choose one of {', '.join(sampling.available())}")
+        super().check_method(method_name, method_cfg, study_cfg)
+
+    def landmark_counts(self, params, method_name, method_cfg):
+        if method_cfg.get("approximation", "nystrom") != "nystrom" or "landmarks" in method_cfg:
+            return []
+        return [int(method_cfg.get("n_landmarks", KRR().n_landmarks))]
+
+    def make_estimator(self, kernel, method_cfg, coords, params, rng):
+        return KRR(kernel=kernel.name, **kernel.params(), **{"alpha": params["alpha"], **method_cfg},
+                   random_state=rng)
 
     # hooks a subclass changes to learn another target (see KRCStudy)
     def targets(self, split):
-        """Training targets for the learner and the state :meth:`score` needs."""
         y_mean = split.y_train.mean()
         return split.y_train - y_mean, y_mean
 
     def score(self, raw_prediction, state, split):
-        """Metrics from the learner's raw predictions on the test part."""
         return {"test_mse": float(np.mean((raw_prediction + state - split.y_test) ** 2))}
-
-    def run(self, study, cfg, dataset, X, y, splits, log=None):
-        rows = []
-        alpha = float(cfg.get("params", {}).get("alpha", 1e-3))
-        for seed in cfg["seeds"]:
-            split = data.apply_split(dataset, seed, X, y, splits[seed], cfg.get("scaling", "standardize"))
-            y_train, state = self.targets(split)
-            for klabel, kspec in cfg["kernels"].items():
-                kparams = resolve_kernel(kspec, split.X_train)
-                for mlabel, mcfg in cfg["methods"].items():
-                    params = {"alpha": alpha, **mcfg}
-                    est = KRR(**kparams, **params, random_state=seeding.rng(seed, study, dataset))
-                    est.fit(split.X_train, y_train)
-                    t0 = time.perf_counter()
-                    raw = est.predict(split.X_test)
-                    predict_time = time.perf_counter() - t0
-                    metrics = self.score(raw, state, split)
-                    logged = {k: v for k, v in est.get_params().items() if k not in ("landmarks", "random_state")}
-                    rows.append({
-                        "dataset": dataset, "method": mlabel, "kernel": klabel, "seed": int(seed),
-                        "params": {**logged, "n_train": len(y_train), "n_test": len(split.y_test),
-                                   "n_features": split.X_train.shape[1]},
-                        "metrics": {**metrics, "fit_time": est.fit_time_, "predict_time": predict_time},
-                    })
-                    if log:
-                        log.info("%s seed=%s kernel=%s method=%s: %s fit=%.3fs", dataset, seed, klabel, mlabel,
-                                 ", ".join(f"{k}={v:.5g}" for k, v in metrics.items()), est.fit_time_)
-        return rows
