@@ -1,4 +1,4 @@
-"""How much of seed 001's Table 1 depends on the (sigma, lambda) grid? (GNKR, G-US, m = 1000)
+"""How much of Chen et al.'s Table 1 depends on the (sigma, lambda) grid? (GNKR, G-US, m = 1000)
 
 The paper reports the best *test* RMSE over its grid, sigma in {1e-5, ..., 1e4} and
 lambda in {1e-15, ..., 1e-3} (decades).  On f1 = x sin x our faithful run of that grid

@@ -54,7 +54,7 @@ def test_all_columns_nystrom_criteria_equal_exact(problem):
 
 
 def test_c_ree_is_regularised_empirical_error(problem):
-    """C_ree = (1/l)||f - y||^2 + mu ||f||_H^2 at the minimiser alpha = (K + mu l I)^-1 y (seed 003, eq. 1)."""
+    """C_ree = (1/l)||f - y||^2 + mu ||f||_H^2 at the minimiser alpha = (K + mu l I)^-1 y (Ding et al. (TNNLS 2020), eq. 1)."""
     X, y, kern = problem
     K = kern(X)
     a = np.linalg.solve(K + MU * 80 * np.eye(80), y)

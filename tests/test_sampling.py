@@ -128,7 +128,7 @@ def test_kumar_and_ms_scores_match_formulas(kern, rng):
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
     yw = sampling._ms_labels(y)
     assert np.allclose(yw[y > 0], 1 / np.sum(y > 0)) and np.allclose(yw[y < 0], -1 / np.sum(y < 0))
-    E = R * np.outer(yw, yw[idx])  # seed 000, Algorithm 2, step 3
+    E = R * np.outer(yw, yw[idx])  # Ding et al. (AAAI 2019), Algorithm 2, step 3
     np.testing.assert_allclose(sampling.ms_scores(K[:, idx], K[np.ix_(idx, idx)], idx, T, yw), (E**2).sum(1),
                                atol=1e-14)
     # regression targets are used as they are

@@ -10,7 +10,7 @@ with any approximation and no special cases:
     ``rank`` non-zero ones; all others are exactly 0).
 ``spectrum_estimate()``
     An estimate of the eigenvalues of the *exact* K (default: ``eigvals()``;
-    Nystrom from c landmarks: ``(n/c) lambda_i(W_k)``, seed 003 Section VI-B).
+    Nystrom from c landmarks: ``(n/c) lambda_i(W_k)``, Ding et al. (TNNLS 2020) Section VI-B).
 ``factor()``
     V with ``K~ = V V^T`` (n x r), where K~ is PSD.
 ``features(X_new)``
@@ -244,7 +244,7 @@ class LowRankOperator(KernelOperator):
     - ``solve`` uses the Woodbury identity
       ``(V V^T + s I)^-1 y = (y - V (s I_k + V^T V)^-1 V^T y) / s``
       with a Cholesky factor of the k x k matrix, applying ``V = C T`` as two
-      products.  (Seed 003, eq. (5), writes ``mu I_k`` inside the inverse; with
+      products.  (Ding et al. (TNNLS 2020), eq. (5), writes ``mu I_k`` inside the inverse; with
       shift ``s = mu l`` it must be ``mu l I_k``, as Woodbury gives -- the paper
       has a typo there.)
     - ``eigvals`` are the exact non-zero eigenvalues of K~: those of ``V^T V``.
@@ -403,7 +403,7 @@ class NystromOperator(LowRankOperator):
         return self.kernel.mmv(X_new, self.Z, v)  # block-wise: never the full n_new x c matrix
 
     def spectrum_estimate(self):
-        """``(n/c) lambda_i(W_k)``: Nystrom's estimate of the top-k eigenvalues of K (seed 003)."""
+        """``(n/c) lambda_i(W_k)``: Nystrom's estimate of the top-k eigenvalues of K (Ding et al. (TNNLS 2020))."""
         return (self.n / self.n_landmarks) * self.w_kept
 
 
@@ -466,7 +466,7 @@ class OptimalOperator(LowRankOperator):
         return self.kernel(X_new, self.X) @ self._U
 
 
-# -- multilevel circulant matrix (seed 003, Algorithm 1) --------------------------------------------
+# -- multilevel circulant matrix (Ding et al., TNNLS 2020, Algorithm 1) ------------------------
 def balanced_grid(n, levels):
     """The most balanced factorisation ``m = (m_0, ..., m_{p-1})`` of n with ``prod(m) = n``.
 
@@ -495,7 +495,7 @@ def _grid_offsets(m):
 
 @register("mcm")
 class MCMOperator(KernelOperator):
-    """Multilevel circulant approximation ``U_m`` of an RBF kernel matrix (seed 003, Algorithm 1).
+    """Multilevel circulant approximation ``U_m`` of an RBF kernel matrix (Ding et al. (TNNLS 2020), Algorithm 1).
 
     The n training points are laid on a p-level grid ``m`` (``prod(m) = n``) in
     their given (row-major) order, as the paper's relabelling ``S = {x_i : i in [m]}``

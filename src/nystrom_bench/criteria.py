@@ -1,4 +1,4 @@
-"""Kernel selection criteria (seed 003 Section IV, seed 000 eq. 1), through the operator interface.
+"""Kernel selection criteria (Ding et al. (TNNLS 2020) Section IV, Ding et al. (AAAI 2019) eq. 1), through the operator interface.
 
 With l training points, ``K_mu = K + mu l I`` and the regularised square loss
 ``E(f) = (1/l) sum (f(x_i) - y_i)^2 + mu ||f||^2``, whose minimiser has
@@ -9,8 +9,8 @@ With l training points, ``K_mu = K + mu l I`` and the regularised square loss
 ``C_ipe(K) = mu^2 l y^T K_mu^-2 y + (sigma^2 / l) tr(K^2 K_mu^-2)``  (in-sample prediction error:
 bias + variance for noise of variance sigma^2)
 
-Seed 003 Section IV writes ``K_mu = K + mu I``; its own derivation
-(``f - y = -mu l K_mu^-1 y``) and seed 000 need ``K + mu l I``, used here.
+Ding et al. (TNNLS 2020) Section IV writes ``K_mu = K + mu I``; its own derivation
+(``f - y = -mu l K_mu^-1 y``) and Ding et al. (AAAI 2019) need ``K + mu l I``, used here.
 
 Only ``op.solve`` and ``op.eigvals`` (or ``op.spectrum_estimate``) are used, so
 the exact matrix (Cholesky), every Nystrom variant (Woodbury) and the MCM (FFT)
@@ -53,7 +53,7 @@ def bias_variance(op, y, mu=0.005, noise_sd=1.0, spectrum="exact"):
 
     ``spectrum="exact"`` uses the eigenvalues of K~ (``op.eigvals()``; for Nystrom
     the exact non-zero ones from ``V^T V``); ``spectrum="estimate"`` uses
-    ``op.spectrum_estimate()`` (for Nystrom seed 003's ``(l/c) lambda_i(W_k)``).
+    ``op.spectrum_estimate()`` (for Nystrom Ding et al.'s (TNNLS 2020) ``(l/c) lambda_i(W_k)``).
     """
     y = _check(op, y, mu)
     shift = mu * op.n

@@ -13,7 +13,7 @@ not data points -- a ``(c, d)`` float array of points (``kmeans``) or an
 ``kmeans``             k-means centres (Zhang & Kwok 2008)
 ``adaptive_deshpande`` adaptive, ``p_i ~ ||(K - K~)[:, i]||^2`` (Deshpande et al. 2006)
 ``adaptive_kumar``     adaptive, ``p_i ~ ||(C - C~)[i, :]||^2`` (Kumar et al. 2012)
-``adaptive_ms``        adaptive, label-weighted residual (seed 000, Algorithm 2; needs y)
+``adaptive_ms``        adaptive, label-weighted residual (Ding et al. (AAAI 2019), Algorithm 2; needs y)
 ``gaussian_sketch``    ``S ~ N(0, 1/c)^{n x c}``, ``C = K S`` (SPSD sketch)
 =====================  ==============================================================  Call them through
 :func:`sample`, which resolves the seed and checks the arguments:
@@ -123,7 +123,7 @@ def column_norm_probabilities(X, kernel):
 def column_norm(X, kernel, c, rng, replace=False, probabilities=None):
     """Rows drawn with probability ``p_i = ||K[:, i]||^2 / ||K||_F^2``.
 
-    ``replace=True`` draws c independent indices (seed 001's scheme; an index may
+    ``replace=True`` draws c independent indices (Chen et al.'s scheme; an index may
     repeat); ``replace=False`` draws c distinct indices by successive sampling.
     ``probabilities``: the result of :func:`column_norm_probabilities` for this X and
     kernel, to reuse across draws (it does not depend on c).
@@ -257,7 +257,7 @@ def _adaptive(X, kernel, c, rng, s, score, rank):
 
 _ADAPTIVE_DOC = """
     Starts from ``s`` uniform columns and adds ``s`` per round until c (defaults
-    from seed 000: ``s = 0.1 c``).  C~ uses the rank-k pseudo-inverse ``W_k^+``:
+    from Ding et al. (AAAI 2019): ``s = 0.1 c``).  C~ uses the rank-k pseudo-inverse ``W_k^+``:
     with the full ``W^+``, C~ = C W^+ W = C and the residual on the sampled
     columns would vanish, so ``rank`` k must be below the number of sampled
     columns (default ``ceil(s / 2)``; a round whose residual is zero falls back
@@ -309,7 +309,7 @@ def adaptive_kumar(X, kernel, c, rng, s=None, rank=None):
 
 
 def _ms_labels(y):
-    """Seed 000's label weighting: +1 -> 1/l+, -1 -> -1/l- for two classes; regression as is."""
+    """Ding et al.'s (AAAI 2019) label weighting: +1 -> 1/l+, -1 -> -1/l- for two classes; regression as is."""
     y = np.asarray(y, dtype=np.float64).ravel()
     values = np.unique(y)
     if len(values) == 2:
@@ -320,7 +320,7 @@ def _ms_labels(y):
 
 @register("adaptive_ms", needs_y=True)
 def adaptive_ms(X, kernel, c, rng, y=None, s=None, rank=None):
-    """Criterion-driven adaptive sampling, seed 000 Algorithm 2 (Adapt-MS).
+    """Criterion-driven adaptive sampling, Ding et al. (AAAI 2019) Algorithm 2 (Adapt-MS).
 
     ``E = (C - C~) o (y y_I^T)`` (Hadamard product with the labels restricted to the
     sampled columns) and ``p_i ~ ||E[i, :]||^2``: the paper writes "column i" and
