@@ -99,6 +99,58 @@ def test_invalid_parameters(data, params, match):
         KRR(**params).fit(X, y)
 
 
+@pytest.mark.parametrize("params,match", [
+    ({"kernel": "laplacian", "sigma": 1.0}, r"^KRR: 'sigma' is not a parameter of the laplacian kernel; it takes: gamma$"),
+    ({"kernel": "epanechnikov", "gamma": 0.5}, r"^KRR: 'gamma' is not a parameter of the epanechnikov kernel"),
+    ({"kernel": "gaussian", "degree": 2}, r"^KRR: 'degree' is not a parameter of the gaussian kernel"),
+    ({"kernel": "linear", "coef0": 1.0}, r"^KRR: 'coef0' is not a parameter of the linear kernel; it takes no "),
+    ({"kernel": "gaussian", "gamma": 1.0, "sigma": 1.0}, r"^KRR: give at most one of gamma, sigma, b"),
+    ({"sigma": "medain"}, r"sigma"),
+    ({"gamma": 0.0}, r"gamma"),
+])
+def test_kernel_parameters_the_kernel_does_not_take_are_errors(data, params, match):
+    X, y, _ = data
+    with pytest.raises(ValueError, match=match):
+        KRR(approximation="exact", **params).fit(X, y)
+
+
+@pytest.mark.parametrize("kernel,defaults", [
+    ("gaussian", {"gamma": 1.0}), ("rbf", {"gamma": 1.0}), ("laplacian", {"gamma": 1.0}),
+    ("polynomial", {"degree": 3, "gamma": 1.0, "coef0": 1.0}), ("linear", {}), ("epanechnikov", {"sigma": 1.0}),
+])
+def test_kernel_defaults_are_unchanged(data, kernel, defaults):
+    """None means the kernel's default: the same numbers as the explicit defaults of before."""
+    X, y, Xt = data
+    fixed = {"mode": "ncr", "n_landmarks": 30, "alpha": 0.1, "random_state": 0}  # ncr: epanechnikov is indefinite
+    model = KRR(kernel=kernel, **fixed).fit(X, y)
+    assert model.kernel_.params() == defaults
+    ref = KRR(kernel=kernel, **fixed, **defaults).fit(X, y)
+    np.testing.assert_array_equal(model.predict(Xt), ref.predict(Xt))
+    np.testing.assert_array_equal(model.kernel_(X, Xt), kernels.make(kernel, **defaults)(X, Xt))
+
+
+@pytest.mark.parametrize("sigma", [0.1, 10.0])
+def test_gaussian_sigma_is_used(data, sigma):
+    X, y, Xt = data
+    model = KRR(kernel="gaussian", sigma=sigma, approximation="exact", alpha=0.05).fit(X, y)
+    assert model.kernel_.gamma == 1 / (2 * sigma**2)
+    ref = KRR(gamma=1 / (2 * sigma**2), approximation="exact", alpha=0.05).fit(X, y)
+    np.testing.assert_array_equal(model.predict(Xt), ref.predict(Xt))
+    other = KRR(kernel="gaussian", sigma=0.1 if sigma == 10.0 else 10.0, approximation="exact", alpha=0.05)
+    assert not np.allclose(other.fit(X, y).predict(Xt), model.predict(Xt))
+
+
+@pytest.mark.parametrize("key,heuristic", [("gamma", "median"), ("gamma", "mean"), ("sigma", "median")])
+def test_heuristic_widths_resolved_on_the_training_data(data, key, heuristic):
+    X, y, Xt = data
+    model = KRR(**{key: heuristic}, n_landmarks=30, random_state=0).fit(X, y)
+    kern = kernels.from_spec({"kernel": "gaussian", key: heuristic}, X)
+    assert model.kernel_.params() == kern.params()
+    ref = KRR(gamma=kern.gamma, n_landmarks=30, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(model.predict(Xt), ref.predict(Xt))
+    assert model.get_params()[key] == heuristic  # the parameter itself stays as given
+
+
 @pytest.mark.parametrize("sampler", ["ridge_leverage", "adaptive_kumar", "adaptive_ms", "gaussian_sketch", "kmeans"])
 @pytest.mark.parametrize("mode", ["gsa", "lla", "ncr"])
 def test_every_sampler_in_every_mode(data, sampler, mode):
