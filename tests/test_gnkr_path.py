@@ -1,0 +1,256 @@
+"""GNKR.fit_path / predict_path: a whole (sigma, lambda) grid, bit-identical to the GNKR study's old loop."""
+
+import importlib
+import time
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+from nystrom_bench import kernels, sampling
+from nystrom_bench.learners import GNKR, gnkr_path
+
+SIGMAS = [0.1, 1.0, 10.0]
+LAMS = [1e-12, 1e-9, 1e-6, 1e-3]
+
+
+# -- the GNKR study's grid loop before fit_path (commit 2bce70c), frozen as the reference -----------
+def _old_landmarks(sampler, X, kern, m, rng, norms=None):
+    if sampler == "uniform":
+        t0 = time.perf_counter()
+        return sampling.sample("uniform", X, kern, c=min(m, len(X)), seed=rng), time.perf_counter() - t0
+    norms = {} if norms is None else norms
+    key = repr(kern)
+    if key not in norms:
+        t0 = time.perf_counter()
+        norms[key] = (sampling.column_norm_probabilities(X, kern), time.perf_counter() - t0)
+    p, t_norms = norms[key]
+    t0 = time.perf_counter()
+    idx = sampling.sample("column_norm", X, kern, c=m, seed=rng, replace=True, probabilities=p)
+    return idx, t_norms + time.perf_counter() - t0
+
+
+def _old_grid_rmse(X_fit, y_fit, X_eval, y_eval, sampler, kernel_name, m, sigmas, lams, rng, norms=None, idx=None):
+    out = np.empty((len(sigmas), len(lams)))
+    fit_t = samp_t = t_s = 0.0
+    for i, sigma in enumerate(sigmas):
+        kern = kernels.make(kernel_name, sigma=sigma)
+        if sampler == "column_norm" or idx is None:
+            idx, t_s = _old_landmarks(sampler, X_fit, kern, m, rng, norms)
+        t1 = time.perf_counter()
+        path = gnkr_path(X_fit, y_fit, X_fit[idx], kern, lams)
+        t2 = time.perf_counter()
+        pred = kern(X_eval, X_fit[idx]) @ path.T
+        out[i] = np.sqrt(np.mean((pred - y_eval[:, None]) ** 2, axis=0))
+        samp_t += t_s
+        fit_t += t2 - t1
+    return out, fit_t / len(sigmas), samp_t / len(sigmas), idx
+
+
+def _old_fit(X, y, kernel, sigma, lam, m, sampler, seed):
+    """GNKR.fit before fit_path: (landmark indices, coef)."""
+    kern = kernels.make(kernel, sigma=sigma)
+    rng = np.random.default_rng(seed)
+    if sampler == "uniform":
+        idx = sampling.sample("uniform", X, kern, c=min(m, len(X)), seed=rng)
+    else:
+        idx = sampling.sample("column_norm", X, kern, c=m, seed=rng, replace=True)
+    return idx, gnkr_path(X, y, X[idx], kern, [lam])[0]
+
+
+@pytest.fixture
+def reg(rng):
+    X = rng.uniform(-2, 2, size=(400, 2))
+    y = np.sin(2 * X[:, 0]) * X[:, 1] + 0.1 * rng.normal(size=400)
+    return X[:300], y[:300], X[300:], y[300:]
+
+
+def _rmse(pred, y):
+    return np.sqrt(np.mean((pred - y) ** 2, axis=-1))
+
+
+def _reference(name):
+    if name == "frozen":
+        return _old_grid_rmse
+    gnkr_mod = importlib.import_module("nystrom_bench.studies.gnkr")
+    if not hasattr(gnkr_mod, "_grid_rmse"):
+        pytest.skip("nystrom_bench.studies.gnkr._grid_rmse is gone: the frozen copy pins the numbers")
+    return gnkr_mod._grid_rmse
+
+
+@pytest.mark.parametrize("reference", ["module", "frozen"])
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
+@pytest.mark.parametrize("sampler", ["uniform", "column_norm"])
+def test_fit_path_reproduces_the_study_grid_bit_for_bit(reference, kernel, sampler, reg):
+    """The study's three fits (test grid, validation grid, extra widths) on one continued stream."""
+    grid_rmse = _reference(reference)
+    X, y, Xt, yt = reg
+    sub, val = np.arange(60, 300), np.arange(60)
+    extra = [0.3, 3.0]
+    m = 40
+    old_rng, new_rng = np.random.default_rng(5), np.random.default_rng(5)
+    old_norms, new_norms = ({}, {}), ({}, {})
+
+    old_test, _, old_samp, old_idx = grid_rmse(X, y, Xt, yt, sampler, kernel, m, SIGMAS, LAMS, old_rng, old_norms[0])
+    old_val = grid_rmse(X[sub], y[sub], X[val], y[val], sampler, kernel, m, SIGMAS, LAMS, old_rng, old_norms[1])[0]
+    old_more = grid_rmse(X, y, Xt, yt, sampler, kernel, m, extra, LAMS, old_rng, old_norms[0],
+                         idx=old_idx if sampler == "uniform" else None)[0]
+
+    def est():
+        return GNKR(kernel=kernel, n_landmarks=m, sampler=sampler, random_state=new_rng)
+
+    full = est().fit_path(X, y, SIGMAS, LAMS, probabilities=new_norms[0])
+    part = est().fit_path(X[sub], y[sub], SIGMAS, LAMS, probabilities=new_norms[1])
+    more = est().fit_path(X, y, extra, LAMS, probabilities=new_norms[0],
+                          landmarks=full.path_indices_[-1] if sampler == "uniform" else None)
+
+    np.testing.assert_array_equal(_rmse(full.predict_path(Xt), yt), old_test)
+    np.testing.assert_array_equal(_rmse(part.predict_path(X[val]), y[val]), old_val)
+    np.testing.assert_array_equal(_rmse(more.predict_path(Xt), yt), old_more)
+    # the per-sigma form the old loop used gives the same bits too
+    P = full.predict_path(Xt)
+    for i in range(len(SIGMAS)):
+        np.testing.assert_array_equal(np.sqrt(np.mean((P[i].T - yt[:, None]) ** 2, axis=0)), old_test[i])
+    np.testing.assert_array_equal(full.path_indices_[-1], old_idx)
+    assert new_rng.bit_generator.state == old_rng.bit_generator.state  # same number of draws
+    assert full.path_sampling_times_.shape == (3,) and np.all(full.path_sampling_times_ > 0)
+    if sampler == "uniform":
+        assert np.all(more.path_sampling_times_ == 0)
+        assert all(i is full.path_indices_[0] for i in full.path_indices_)
+    else:
+        assert sorted(new_norms[0]) == sorted(SIGMAS + extra) and sorted(new_norms[1]) == SIGMAS
+        assert not all(np.array_equal(i, full.path_indices_[0]) for i in full.path_indices_[1:])
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
+@pytest.mark.parametrize("sampler", ["uniform", "column_norm"])
+@pytest.mark.parametrize("m", [25, 400])  # 400 > n: uniform caps at n, column-norm draws with replacement
+def test_fit_is_unchanged(kernel, sampler, m, reg):
+    X, y, Xt, _ = reg
+    idx, coef = _old_fit(X, y, kernel, 0.7, 1e-8, m, sampler, seed=3)
+    model = GNKR(kernel=kernel, sigma=0.7, lam=1e-8, n_landmarks=m, sampler=sampler, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(model.component_indices_, idx)
+    np.testing.assert_array_equal(model.coef_, coef)
+    np.testing.assert_array_equal(model.landmarks_, X[idx])
+    assert 0 < model.sampling_time_ <= model.fit_time_
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
+def test_uniform_path_equals_separate_fits(kernel, reg):
+    """Uniform landmarks drawn from the same seed coincide for every sigma: the grid is the separate fits."""
+    X, y, Xt, _ = reg
+    path = GNKR(kernel=kernel, n_landmarks=30, sampler="uniform", random_state=11).fit_path(X, y, SIGMAS, LAMS)
+    P = path.predict_path(Xt)
+    assert P.shape == (3, 4, 100)
+    for i, s in enumerate(SIGMAS):
+        for j, lam in enumerate(LAMS):
+            one = GNKR(kernel=kernel, sigma=s, lam=lam, n_landmarks=30, sampler="uniform", random_state=11).fit(X, y)
+            np.testing.assert_array_equal(path.path_indices_[i], one.component_indices_)
+            np.testing.assert_array_equal(path.path_coef_[i][j], one.coef_)
+            np.testing.assert_allclose(P[i, j], one.predict(Xt), rtol=1e-9, atol=1e-9 * np.abs(one.predict(Xt)).max())
+
+
+@pytest.mark.parametrize("sampler", ["uniform", "column_norm"])
+def test_fixed_landmarks_serve_every_sigma_and_draw_nothing(sampler, reg):
+    X, y, Xt, _ = reg
+    idx = np.array([3, 3, 10, 50, 120, 299])  # duplicates allowed
+    g = np.random.default_rng(0)
+    state = g.bit_generator.state
+    path = GNKR(kernel="epanechnikov", sampler=sampler, random_state=g).fit_path(X, y, SIGMAS, LAMS, landmarks=idx)
+    assert g.bit_generator.state == state
+    assert np.all(path.path_sampling_times_ == 0)
+    P = path.predict_path(Xt)
+    for i, s in enumerate(SIGMAS):
+        kern = kernels.make("epanechnikov", sigma=s)
+        np.testing.assert_array_equal(path.path_indices_[i], idx)
+        np.testing.assert_array_equal(path.path_coef_[i], gnkr_path(X, y, X[idx], kern, LAMS))
+        np.testing.assert_array_equal(P[i], (kern(Xt, X[idx]) @ path.path_coef_[i].T).T)
+
+
+def test_path_attributes_and_shapes(reg):
+    X, y, Xt, _ = reg
+    path = GNKR(n_landmarks=20, random_state=0).fit_path(X, y, np.array(SIGMAS), LAMS)
+    np.testing.assert_array_equal(path.path_sigmas_, SIGMAS)
+    np.testing.assert_array_equal(path.path_lams_, LAMS)
+    assert path.path_sigmas_.dtype == np.float64 and path.path_lams_.dtype == np.float64
+    assert len(path.path_indices_) == len(path.path_coef_) == 3
+    assert all(i.shape == (20,) for i in path.path_indices_)
+    assert all(c.shape == (4, 20) for c in path.path_coef_)
+    assert path.path_fit_times_.shape == path.path_sampling_times_.shape == (3,)
+    assert np.all(path.path_fit_times_ > 0)
+    assert path.predict_path(Xt[:5]).shape == (3, 4, 5)
+    assert path.n_features_in_ == 2
+    assert [k.params() for k in path.path_kernels_] == [kernels.make("gaussian", sigma=s).params() for s in SIGMAS]
+    with pytest.raises(NotFittedError):
+        path.predict(Xt)  # fit_path fits a grid, not the (sigma, lam) of predict
+    one = GNKR(n_landmarks=20, random_state=0).fit(X, y)
+    with pytest.raises(NotFittedError):
+        one.predict_path(Xt)
+    path.fit(X, y)  # the other kind of fit replaces the attributes of the first
+    assert not hasattr(path, "path_coef_") and path.predict(Xt).shape == (100,)
+    path.fit_path(X, y, SIGMAS, LAMS)
+    assert not hasattr(path, "coef_")
+
+
+def test_column_norm_cache_gives_identical_draws_and_counts_its_seconds(reg, monkeypatch):
+    X, y, _, _ = reg
+    calls = []
+    real = sampling.column_norm_probabilities
+    monkeypatch.setattr(sampling, "column_norm_probabilities", lambda X, k: calls.append(k) or real(X, k))
+    cache = {}
+    for m in (10, 30):  # the norms do not depend on m: computed once, shared
+        a = GNKR(n_landmarks=m, random_state=4).fit_path(X, y, SIGMAS, LAMS, probabilities=cache)
+        b = GNKR(n_landmarks=m, random_state=4).fit_path(X, y, SIGMAS, LAMS)
+        for ia, ib, ca, cb in zip(a.path_indices_, b.path_indices_, a.path_coef_, b.path_coef_, strict=True):
+            np.testing.assert_array_equal(ia, ib)
+            np.testing.assert_array_equal(ca, cb)
+    assert len(calls) == 3 + 3 + 3  # cache: once per sigma; no cache: every time
+    assert sorted(cache) == SIGMAS and all(type(k) is float for k in cache)
+    # a cached sigma still reports the seconds its norms took
+    cache = {s: (real(X, kernels.make("gaussian", sigma=s)), 100.0) for s in SIGMAS}
+    c = GNKR(n_landmarks=10, random_state=4).fit_path(X, y, SIGMAS, LAMS, probabilities=cache)
+    assert np.all(c.path_sampling_times_ >= 100.0)
+    ref = GNKR(n_landmarks=10, random_state=4).fit_path(X, y, SIGMAS, LAMS)
+    for ic, ir in zip(c.path_indices_, ref.path_indices_, strict=True):
+        np.testing.assert_array_equal(ic, ir)
+
+
+def test_a_generator_continues_over_calls(reg):
+    X, y, _, _ = reg
+    g = np.random.default_rng(8)
+    a = GNKR(n_landmarks=15, sampler="uniform", random_state=g).fit_path(X, y, SIGMAS, LAMS)
+    b = GNKR(n_landmarks=15, sampler="uniform", random_state=g).fit_path(X, y, SIGMAS, LAMS)
+    ref = np.random.default_rng(8)
+    np.testing.assert_array_equal(a.path_indices_[0], sampling.sample("uniform", X, "gaussian", c=15, seed=ref))
+    np.testing.assert_array_equal(b.path_indices_[0], sampling.sample("uniform", X, "gaussian", c=15, seed=ref))
+    # an int seed starts afresh every call
+    c1 = GNKR(n_landmarks=15, random_state=8).fit_path(X, y, SIGMAS, LAMS)
+    c2 = GNKR(n_landmarks=15, random_state=8).fit_path(X, y, SIGMAS, LAMS)
+    np.testing.assert_array_equal(np.concatenate(c1.path_indices_), np.concatenate(c2.path_indices_))
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"sigmas": [1.0, -1.0]}, r"^GNKR.fit_path: sigmas must be a non-empty 1-D sequence of positive finite"),
+    ({"sigmas": []}, r"sigmas must be a non-empty"),
+    ({"sigmas": [[1.0]]}, r"sigmas must be a non-empty 1-D"),
+    ({"sigmas": [float("inf")]}, r"sigmas must be"),
+    ({"sigmas": ["median"]}, r"sigmas must be"),
+    ({"lams": [0.0]}, r"^GNKR.fit_path: lams must be a non-empty 1-D sequence of positive finite"),
+    ({"lams": [True]}, r"lams must be"),
+    ({"landmarks": np.array([0, 300])}, r"^GNKR.fit_path: landmarks must be a non-empty 1-D array of indices in "
+                                        r"\[0, 300\)"),
+    ({"landmarks": np.array([0.0, 1.0])}, r"landmarks must be"),
+    ({"landmarks": np.array([], dtype=int)}, r"landmarks must be"),
+    ({"probabilities": [1]}, r"probabilities must be a dict"),
+])
+def test_fit_path_errors(kwargs, match, reg):
+    X, y, _, _ = reg
+    args = {"sigmas": SIGMAS, "lams": LAMS, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        GNKR().fit_path(X, y, **args)
+
+
+def test_fit_path_validates_the_estimator_params(reg):
+    X, y, _, _ = reg
+    with pytest.raises(ValueError, match="sampler"):
+        GNKR(sampler="leverage").fit_path(X, y, SIGMAS, LAMS)
