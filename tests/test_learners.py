@@ -171,7 +171,7 @@ def test_ncr_equals_lla_with_a_sketch(data, rng):
     np.testing.assert_allclose(ncr, lla, rtol=1e-6, atol=1e-8)
 
 
-# -- GNKR (seed 001) ----------------------------------------------------------------------------
+# -- GNKR (Chen et al. (NIPS 2016)) ----------------------------------------------------------------------------
 from nystrom_bench.learners import GNKR, gnkr_path  # noqa: E402
 
 
@@ -184,7 +184,7 @@ def test_gnkr_sklearn_compatible(estimator, check):
 @pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
 @pytest.mark.parametrize("lam", [1e-9, 1e-4])
 def test_gnkr_matches_dense_linear_system(kernel, lam, rng):
-    """alpha = (K_nm^T K_nm + lam m n I)^-1 K_nm^T y (seed 001, eq. 5), also for the indefinite kernel."""
+    """alpha = (K_nm^T K_nm + lam m n I)^-1 K_nm^T y (Chen et al. (NIPS 2016), eq. 5), also for the indefinite kernel."""
     X = rng.uniform(-2, 2, size=(150, 2))
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=150)
     model = GNKR(kernel=kernel, sigma=0.7, lam=lam, n_landmarks=25, sampler="column_norm", random_state=1).fit(X, y)

@@ -42,7 +42,7 @@ import time
 import numpy as np
 from scipy import linalg
 
-from .kernels import _as_2d, make
+from .kernels import as_2d, make
 
 __all__ = [
     "KernelOperator", "ExactOperator", "LowRankOperator", "NystromOperator", "ModifiedNystromOperator",
@@ -101,7 +101,7 @@ def build(name, X, kernel, **options):
             f"unknown approximation {name!r}; choose one of {', '.join(available())}"
         ) from None
     t0 = time.perf_counter()
-    op = cls.build(_as_2d(X), make(kernel), **options)
+    op = cls.build(as_2d(X), make(kernel), **options)
     op.fit_time_ = time.perf_counter() - t0
     op.nbytes_ = _held_bytes(op)
     return op
@@ -331,7 +331,7 @@ class LowRankOperator(KernelOperator):
         return self._C() @ self.T
 
     def features(self, X_new):
-        return self.cross(_as_2d(X_new)) @ self.T
+        return self.cross(as_2d(X_new)) @ self.T
 
 
 def _landmark_points(X, landmarks, name):
@@ -342,7 +342,7 @@ def _landmark_points(X, landmarks, name):
         if landmarks.size == 0 or landmarks.min() < 0 or landmarks.max() >= len(X):
             raise ValueError(f"{name}: landmark indices must lie in [0, {len(X)})")
         return X[landmarks], landmarks
-    Z = _as_2d(landmarks, "landmarks")
+    Z = as_2d(landmarks, "landmarks")
     if Z.shape[1] != X.shape[1]:
         raise ValueError(f"{name}: landmark points have {Z.shape[1]} features, X has {X.shape[1]}")
     return Z, None

@@ -50,6 +50,7 @@ __all__ = [
     "median_sq_dist",
     "mean_sq_dist",
     "resolve_width",
+    "as_2d",
     "spec_keys",
     "check_spec",
     "from_spec",
@@ -59,7 +60,7 @@ __all__ = [
 DEFAULT_BLOCK_BYTES = 4 * 2**20
 
 
-def _as_2d(X, name="X"):
+def as_2d(X, name="X"):
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
@@ -106,8 +107,8 @@ class Kernel:
         return max(1, self.block_bytes // (8 * max(m, 1)))
 
     def _prepare(self, X, Y):
-        X = _as_2d(X)
-        Y = X if Y is None else _as_2d(Y, "Y")
+        X = as_2d(X)
+        Y = X if Y is None else as_2d(Y, "Y")
         if X.shape[1] != Y.shape[1]:
             raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}")
         ysq = np.einsum("ij,ij->i", Y, Y) if self.uses_sq_norms else None
@@ -267,8 +268,8 @@ def _sq_dists_into(Xb, Y, out, xsq, ysq):
 class Gaussian(Kernel):
     """Gaussian (RBF) kernel ``exp(-gamma ||x - y||^2)``.
 
-    Give exactly one of ``gamma``, ``sigma`` (``gamma = 1 / (2 sigma^2)``, seeds 000/001)
-    or ``b`` (``exp(-||x-y||^2 / b)``, ``gamma = 1 / b``, seed 003).
+    Give exactly one of ``gamma``, ``sigma`` (``gamma = 1 / (2 sigma^2)``, Ding et al. (AAAI 2019) / Chen et al. (NIPS 2016))
+    or ``b`` (``exp(-||x-y||^2 / b)``, ``gamma = 1 / b``, Ding et al. (TNNLS 2020)).
     """
 
     name = "gaussian"
@@ -308,7 +309,7 @@ class Gaussian(Kernel):
         np.exp(out, out=out)
 
     def diag(self, X):
-        return np.ones(len(_as_2d(X)))
+        return np.ones(len(as_2d(X)))
 
     def profile(self, r):
         """Radial profile: k(x, y) = profile(||x - y||_2)."""
@@ -335,7 +336,7 @@ class Laplacian(Kernel):
         np.exp(out, out=out)
 
     def diag(self, X):
-        return np.ones(len(_as_2d(X)))
+        return np.ones(len(as_2d(X)))
 
     def params(self):
         return {"gamma": self.gamma}
@@ -361,7 +362,7 @@ class Polynomial(Kernel):
         np.power(out, self.degree, out=out)
 
     def diag(self, X):
-        X = _as_2d(X)
+        X = as_2d(X)
         return (self.gamma * np.einsum("ij,ij->i", X, X) + self.coef0) ** self.degree
 
     def params(self):
@@ -377,12 +378,12 @@ class Linear(Kernel):
         np.dot(Xb, Y.T, out=out)
 
     def diag(self, X):
-        X = _as_2d(X)
+        X = as_2d(X)
         return np.einsum("ij,ij->i", X, X)
 
 
 class Epanechnikov(Kernel):
-    """Epanechnikov kernel ``(1 - ||x - y||^2 / (2 sigma^2))_+`` (seed 001).
+    """Epanechnikov kernel ``(1 - ||x - y||^2 / (2 sigma^2))_+`` (Chen et al. (NIPS 2016)).
 
     Bounded with compact support but *not* positive semi-definite: its kernel
     matrices can have negative eigenvalues, so only methods that do not need a
@@ -406,7 +407,7 @@ class Epanechnikov(Kernel):
         np.maximum(out, 0.0, out=out)
 
     def diag(self, X):
-        return np.ones(len(_as_2d(X)))
+        return np.ones(len(as_2d(X)))
 
     def profile(self, r):
         """Radial profile: k(x, y) = profile(||x - y||_2)."""
@@ -451,7 +452,7 @@ def make(name, **params):
 
 # -- width heuristics ----------------------------------------------------------------------------
 def _pair_sq_dists(X, max_points, seed):
-    X = _as_2d(X)
+    X = as_2d(X)
     if len(X) > max_points:
         rng = np.random.default_rng(seed)
         X = X[rng.choice(len(X), max_points, replace=False)]
@@ -466,7 +467,7 @@ def median_sq_dist(X, max_points=2000, seed=0):
 
 def mean_sq_dist(X, max_points=2000, seed=0):
     """Mean pairwise squared distance; exact formula ``2 (mean ||x||^2 - ||mean x||^2) n/(n-1)``."""
-    X = _as_2d(X)
+    X = as_2d(X)
     n = len(X)
     if n < 2:
         raise ValueError("mean_sq_dist needs at least two points")

@@ -228,7 +228,7 @@ class KRR(RegressorMixin, BaseEstimator):
 
 
 def gnkr_path(X, y, Z, kernel, lams, solver="eigh"):
-    """GNKR coefficients for every lambda in ``lams`` (seed 001, eq. 5):
+    """GNKR coefficients for every lambda in ``lams`` (Chen et al. (NIPS 2016), eq. 5):
 
     ``alpha_lambda = (K_nm^T K_nm + lambda m n I_m)^-1 K_nm^T y``.
 
@@ -281,7 +281,7 @@ def _positive_1d(values, name, where):
 
 
 class GNKR(RegressorMixin, BaseEstimator):
-    """Generalized Nystrom kernel regression (Chen et al., NIPS 2016; seed 001).
+    """Generalized Nystrom kernel regression (Chen et al., NIPS 2016; Chen et al. (NIPS 2016)).
 
     ``f(x) = sum_j alpha_j K(xbar_j, x)`` over m landmarks xbar_j, with
     ``(K_nm^T K_nm + lambda m n I_m) alpha = K_nm^T y`` (l2 regularisation of the

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from .approx import Sketch, lowrank_pinv_factor
-from .kernels import _as_2d, make
+from .kernels import as_2d, make
 from .seeding import check_random_state
 
 __all__ = ["sample", "register", "available"]
@@ -92,7 +92,7 @@ def sample(name, X, kernel, c, seed=None, **options):
         raise ValueError(
             f"unknown sampler {name!r}; choose one of {', '.join(available())}"
         ) from None
-    X = _as_2d(X)
+    X = as_2d(X)
     c = int(c)
     if c < 1 or (c > len(X) and not options.get("replace")):
         raise ValueError(f"sampler {name!r}: need 1 <= c <= n = {len(X)}, got c = {c}"
