@@ -12,7 +12,8 @@ sigma serves all lambdas).  Three numbers are reported per setting:
 ``test_rmse_val``
     the honest one: (sigma, lambda) chosen on a validation split of the training
     part (fits on the rest), then the fit on the whole training part with that
-    (sigma, lambda) tested once;
+    (sigma, lambda) tested once (uniform landmarks on the fit part are capped at its
+    size when m exceeds it; the config check only bounds m by the whole training part);
 ``test_rmse_dense``
     the paper's protocol over the grid plus ``params.extra_sigmas`` (widths between
     the decades: the paper's f1 number needs sigma = 2-3, see the report); equal to
