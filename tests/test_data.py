@@ -284,3 +284,29 @@ def test_svmlight_errors_name_the_line(tmp_path, text, match):
     f.write_text(text)
     with pytest.raises(data.DataError, match=match):
         parsers.parse_svmlight(f, n_features=3)
+
+
+def test_split_overrides_replace_the_protocol_and_load_takes_them():
+    # a protocol key replaces the registry's protocol: n_train alone means "the rest is test"
+    assert data.split_spec("phoneme", {"n_train": 250}) == {"n_train": 250}
+    assert data.split_spec("phoneme", {"validation_fraction": 0.2})["test_fraction"] == 0.3
+    s = data.load("phoneme", seed=3, split={"n_train": 250})
+    assert s.X_train.shape == (250, 5) and len(s.y_test) == 5404 - 250
+    assert data.train_size("phoneme", {"n_train": 250}) == 250
+    # the same seed and overrides give the same training part; another size another one
+    again = data.load("phoneme", seed=3, split={"n_train": 250})
+    np.testing.assert_array_equal(s.X_train, again.X_train)
+    # test_fraction 0: every row, in the source's order, is training data (MCM grids need the order)
+    g = data.load("mcm_grid_10", seed=0, scaling="none", split={"test_fraction": 0})
+    X, y = data.obtain("mcm_grid_10")
+    np.testing.assert_array_equal(g.X_train, X)
+    assert g.X_test.shape == (0, 2)
+    with pytest.raises(data.DataError, match="does not fit"):
+        data.load("wine", split={"n_train": 500})
+
+
+def test_keel_stand_ins_for_the_ding_et_al_sets():
+    X, y = data.obtain("bupa")
+    assert X.shape == (345, 6) and len(np.unique(y)) == 2
+    X, y = data.obtain("german_keel")
+    assert X.shape == (1000, 61) and len(np.unique(y)) == 2

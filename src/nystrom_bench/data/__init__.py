@@ -45,7 +45,7 @@ from .cli import main
 from .errors import DataError
 from .remote import default_cache_dir
 from .sources import check_available, keel_path, obtain
-from .splits import SCALINGS, Split, apply_split, load, make_split, preprocess, train_size
+from .splits import PROTOCOL_KEYS, SCALINGS, Split, apply_split, load, make_split, preprocess, split_spec, train_size
 from .store import load_npz, save_npz_atomic
 from .synthetic import make_mcm_grid, make_scalable
 
@@ -55,6 +55,8 @@ __all__ = [
     "available",
     "obtain",
     "make_split",
+    "split_spec",
+    "PROTOCOL_KEYS",
     "train_size",
     "preprocess",
     "load",

@@ -14,20 +14,41 @@ from .catalog import info
 from .errors import DataError
 from .sources import obtain
 
-__all__ = ["make_split", "train_size", "preprocess", "SCALINGS", "Split", "apply_split", "load"]
+__all__ = ["make_split", "split_spec", "PROTOCOL_KEYS", "train_size", "preprocess", "SCALINGS", "Split", "apply_split", "load"]
 
 SCALINGS = ("none", "standardize", "unit_norm", "standardize+unit_norm")
 
 
 # -- sizes ----------------------------------------------------------------------------------------
+#: keys that choose a split protocol: an override naming any of them replaces the registry's protocol
+PROTOCOL_KEYS = ("test_fraction", "n_train", "n_test", "source")
+
+
+def split_spec(name, overrides=None):
+    """The split protocol of ``name``: the registry's ``split:`` updated by ``overrides``.
+
+    An override that names a protocol key (:data:`PROTOCOL_KEYS`) replaces the registry's
+    protocol as a whole (``{"n_train": 500}`` on a ``test_fraction`` data set means 500
+    training points and the rest for testing); other keys (``validation_fraction``,
+    ``n_labeled``) are added to it.
+    """
+    base = dict(info(name)["split"])
+    overrides = dict(overrides or {})
+    if set(overrides) & set(PROTOCOL_KEYS):
+        base = {k: v for k, v in base.items() if k not in PROTOCOL_KEYS}
+    return {**base, **overrides}
+
+
 def _holdout_sizes(name, spec, n):
-    """``(n_train, n_test)`` of a random holdout (``test_fraction`` or ``n_train``/``n_test``)."""
+    """``(n_train, n_test)`` of a random holdout (``test_fraction``, or ``n_train`` with an optional
+    ``n_test``, default: the rest).  ``test_fraction: 0`` keeps every row, in order, for training."""
     if "test_fraction" in spec:
         n_test = int(round(float(spec["test_fraction"]) * n))
         n_train = n - n_test
     else:
-        n_train, n_test = int(spec["n_train"]), int(spec["n_test"])
-    if n_train < 1 or n_test < 1 or n_train + n_test > n:
+        n_train = int(spec["n_train"])
+        n_test = int(spec["n_test"]) if spec.get("n_test") is not None else n - n_train
+    if n_train < 1 or n_test < 0 or n_train + n_test > n:
         raise DataError(f"data set {name!r}: split {spec} does not fit {n} samples")
     return n_train, n_test
 
@@ -51,7 +72,7 @@ def train_size(name, overrides=None):
     Raises :class:`DataError` where :func:`make_split` would (a split that does not fit).
     """
     e = info(name)
-    spec = dict(e["split"], **(overrides or {}))
+    spec = split_spec(name, overrides)
     if spec.get("source"):
         if e.get("n_train") is None:
             return None
@@ -65,8 +86,9 @@ def train_size(name, overrides=None):
 def make_split(name, seed, n, y=None, source_n_train=None, overrides=None):
     """Train/test indices of data set ``name`` for ``seed`` (deterministic), plus training noise.
 
-    Protocols (the registry's ``split:``, updated by ``overrides``): random holdout
-    ``test_fraction``; fixed sizes ``n_train``/``n_test``; ``source: true`` -- the
+    Protocols (the registry's ``split:``, updated by ``overrides`` as :func:`split_spec`
+    says): random holdout ``test_fraction`` (0: every row, in order, is training data and
+    the test part is empty); fixed sizes ``n_train`` (and ``n_test``, default the rest); ``source: true`` -- the
     source's own test set (the first ``source_n_train`` rows are its training file);
     plus ``validation_fraction`` (train/validation/test) and ``n_labeled``
     (semi-supervised: that many labelled training points spread evenly over the
@@ -79,7 +101,7 @@ def make_split(name, seed, n, y=None, source_n_train=None, overrides=None):
     """
     e = info(name)
     rng = seeded_rng(seed, "split", name)
-    spec = dict(e["split"], **(overrides or {}))
+    spec = split_spec(name, overrides)
     stratify = e["task"] != "regression" and y is not None
     if spec.get("source"):
         if source_n_train is None:
@@ -202,7 +224,13 @@ def apply_split(name, seed, X, y, split, scaling="standardize"):
     return Split(name, int(seed), X_train, y_train, X_test, y[te], info(name))
 
 
-def load(name, seed=0, scaling="standardize", cache_dir=None):
-    """Load data set ``name`` and its split for ``seed``: a :class:`Split`."""
+def load(name, seed=0, scaling="standardize", cache_dir=None, split=None):
+    """Load data set ``name`` and its split for ``seed``: a :class:`Split`.
+
+    ``split``: overrides of the registry's split protocol (:func:`split_spec`), e.g.
+    ``{"test_fraction": 0.5}`` or ``{"n_train": 1000}``, as a study block's ``split:``
+    and a result row's ``params.split`` record them.
+    """
     X, y, meta = obtain(name, cache_dir=cache_dir, return_meta=True)
-    return apply_split(name, seed, X, y, make_split(name, seed, len(X), y, meta["n_train"]), scaling)
+    sp = make_split(name, seed, len(X), y, meta["n_train"], overrides=split)
+    return apply_split(name, seed, X, y, sp, scaling)
