@@ -1,0 +1,131 @@
+"""selection: the criterion loop against a brute-force dense loop; CV against scikit-learn's loop."""
+
+import numpy as np
+import pytest
+from scipy import linalg
+
+from nystrom_bench import approx, kernels, sampling, selection
+
+GAMMAS = selection.log2_grid(-4, 1)
+
+
+@pytest.fixture(scope="module")
+def xy():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 3))
+    y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.1 * rng.normal(size=120)
+    return X, y - y.mean()
+
+
+def dense_criteria(K, y, mu, noise_sd):
+    """Textbook C_ree and C_ipe on an explicit matrix (Ding et al., with K + mu l I)."""
+    n = len(y)
+    A = K + mu * n * np.eye(n)
+    u = linalg.solve(A, y)
+    ree = mu * y @ u
+    Ainv = linalg.inv(A)
+    ipe = mu**2 * n * u @ u + noise_sd**2 / n * np.trace(K @ K @ Ainv @ Ainv)
+    return ree, ipe
+
+
+def dense_ktilde(X, y, gamma, approximation, seed, c=24, k=10):
+    kern = kernels.make("gaussian", gamma=gamma)
+    K = kern(X)
+    if approximation == "exact":
+        return K
+    if approximation == "optimal":
+        w, U = linalg.eigh(K)
+        return (U[:, -k:] * w[-k:]) @ U[:, -k:].T
+    if approximation == "mcm":
+        return approx.build("mcm", X, kern, levels=3).dense()
+    idx = sampling.sample("uniform", X, kern, c=c, seed=np.random.default_rng(seed))
+    C = K[:, idx]
+    if approximation == "modified_nystrom":
+        M = linalg.pinv(C) @ K @ linalg.pinv(C).T
+        w, U = linalg.eigh((M + M.T) / 2)
+        w, U = w[-k:], U[:, -k:]
+        return C @ (U * w) @ U.T @ C.T
+    w, U = linalg.eigh(C[idx])
+    w, U = w[-k:], U[:, -k:]
+    return C @ (U / w) @ U.T @ C.T
+
+
+@pytest.mark.parametrize("criterion", ["c_ree", "c_ipe"])
+@pytest.mark.parametrize("approximation", ["exact", "optimal", "nystrom", "modified_nystrom", "mcm"])
+def test_criterion_path_equals_a_brute_force_dense_loop(xy, approximation, criterion):
+    X, y = xy
+    mu, noise_sd = 0.005, 0.01 * np.std(y)
+    res = selection.criterion_path(X, y, GAMMAS, approximation, criterion, mu=mu, seed=3, n_landmarks=24, rank=10)
+    brute = []
+    for g in GAMMAS:
+        ree, ipe = dense_criteria(dense_ktilde(X, y, g, approximation, seed=3), y, mu, noise_sd)
+        brute.append(ree if criterion == "c_ree" else ipe)
+    np.testing.assert_allclose(res.table["criterion"], brute, rtol=1e-6)
+    assert res.best_index == int(np.argmin(brute))
+    assert res.best_gamma == GAMMAS[int(np.argmin(brute))]
+    assert (res.table["seconds"] > 0).all() and res.seconds == pytest.approx(res.table["seconds"].sum())
+
+
+def test_each_candidate_restarts_the_stream_so_one_row_is_recomputable(xy):
+    X, y = xy
+    path = selection.criterion_path(X, y, GAMMAS, "nystrom", sampler="adaptive_ms", n_landmarks=20, seed=7, rank=5)
+    one = selection.criterion_values(X, y, GAMMAS[2], "nystrom", ("c_ree",), sampler="adaptive_ms", n_landmarks=20,
+                                     seed=7, rank=5)
+    assert one["c_ree"][0] == path.table["criterion"].iloc[2]
+    gen = selection.criterion_path(X, y, GAMMAS, "nystrom", n_landmarks=20, seed=np.random.default_rng(7))
+    again = selection.criterion_path(X, y, GAMMAS, "nystrom", n_landmarks=20, seed=7)
+    np.testing.assert_array_equal(gen.table["criterion"], again.table["criterion"])
+
+
+def test_criterion_values_gives_both_criteria_from_one_operator(xy):
+    X, y = xy
+    both = selection.criterion_values(X, y, 0.5, "nystrom", n_landmarks=30, seed=0)
+    for name in selection.CRITERIA:
+        alone = selection.criterion_values(X, y, 0.5, "nystrom", (name,), n_landmarks=30, seed=0)
+        assert both[name][0] == alone[name][0]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"criterion": "loo"}, "unknown criterion 'loo'"),
+    ({"approximation": "svd"}, "unknown approximation 'svd'"),
+    ({"approximation": "optimal"}, "needs rank="),
+    ({"approximation": "nystrom", "sampler": "nope"}, "unknown sampler 'nope'"),
+    ({"approximation": "nystrom", "n_landmarks": -3}, "n_landmarks"),
+])
+def test_bad_arguments_are_named(xy, kwargs, match):
+    X, y = xy
+    with pytest.raises(ValueError, match=match):
+        selection.criterion_path(X, y, GAMMAS, **kwargs)
+
+
+def test_bad_grid_and_nan_targets(xy):
+    X, y = xy
+    with pytest.raises(ValueError, match="positive widths"):
+        selection.criterion_path(X, y, [0.5, -1.0])
+    y2 = y.copy()
+    y2[3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        selection.criterion_path(X, y2, GAMMAS)
+
+
+def test_landmark_count_and_grid():
+    assert selection.landmark_count(0.2, 350) == 70
+    assert selection.landmark_count(500, 100) == 100
+    assert selection.landmark_count(1.0, 10) == 10
+    assert selection.log2_grid(-10, 2) == [2.0**e for e in range(-10, 3)]
+    assert selection.log2_grid(-10, 2, 2)[-1] == 4.0
+
+
+def test_cv_path_regression_equals_a_manual_kfold_loop(xy):
+    from sklearn.model_selection import KFold
+
+    X, y = xy
+    res = selection.cv_path(X, y, GAMMAS[:3], mu=0.005, cv=5, seed=0)
+    folds = list(KFold(5, shuffle=True, random_state=0).split(X))
+    for g, got in zip(GAMMAS[:3], res.table["criterion"], strict=True):
+        errs = []
+        for tr, te in folds:
+            K = kernels.make("gaussian", gamma=g)
+            a = linalg.solve(K(X[tr]) + 0.005 * 96 * np.eye(len(tr)), y[tr])
+            errs.append(np.mean((K(X[te], X[tr]) @ a - y[te]) ** 2))
+        assert got == pytest.approx(np.mean(errs), rel=1e-8)
