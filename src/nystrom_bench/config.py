@@ -54,6 +54,11 @@ def _check_block(sname, block, known_kinds, known_data):
             data.check_available(ds)
         except data.DataError as exc:
             raise ConfigError(f"{where}.datasets: {exc}") from None
+    for ds in block["datasets"] if block.get("split") else []:
+        try:
+            data.train_size(ds, block["split"])
+        except data.DataError as exc:
+            raise ConfigError(f"{where}.split: {exc}; change the block's split: overrides") from None
     params = block.get("params") or {}
     try:
         study.check_params(params)
@@ -78,7 +83,7 @@ def _check_block(sname, block, known_kinds, known_data):
             reason = study.skip(data.info(ds), mname, mcfg)
             if reason:
                 raise ConfigError(f"{where}: cannot run method {mname!r} on {ds!r}: {reason}")
-            n_train = data.train_size(ds)
+            n_train = data.train_size(ds, block.get("split"))  # the split was checked above
             too_many = [m for m in counts if n_train is not None and m > n_train]
             if too_many:
                 raise ConfigError(

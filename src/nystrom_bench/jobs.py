@@ -98,7 +98,9 @@ def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri
         missing = [s for s in job_cfg["seeds"] if int(s) not in splits]
         if missing:
             raise data.DataError(f"split file {split_path} lacks seeds {missing}; delete it and run again")
-        rows += kind.run(study, job_cfg, dataset, arrays["X"], arrays["y"], splits, log=log)
+        source_n_train = int(arrays["n_train"]) if "n_train" in arrays and int(arrays["n_train"]) >= 0 else None
+        rows += kind.run(study, job_cfg, dataset, arrays["X"], arrays["y"], splits, log=log,
+                         source_n_train=source_n_train)
     df = results.frame(study, rows, kind.coords)
     atomic.write_csv(df, out_csv)
     t1 = time.perf_counter()
@@ -106,7 +108,7 @@ def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri
             **{f"version.{k}": v for k, v in provenance.versions().items()}}
     job_params = {"kind": job_cfg["kind"], "datasets": job_cfg["datasets"], "seeds": job_cfg["seeds"],
                   "methods": sorted(job_cfg["methods"]), "kernels": job_cfg["kernels"],
-                  "params": job_cfg["params"], "scaling": job_cfg["scaling"]}
+                  "params": job_cfg["params"], "scaling": job_cfg["scaling"], "split": job_cfg.get("split")}
     tracking.log_job(study, job_key, rows, result_file=out_csv, tracking_uri=tracking_uri, tags=tags,
                      job_params=job_params)
     t2 = time.perf_counter()

@@ -80,10 +80,11 @@ def metric_figure(df, info, metric, out_png):
     plt.close(fig)
 
 
-def coord_figure(df, info, metric, coord, out_png, paper_curve=None):
+def coord_figure(df, info, metric, coord, out_png, paper_curve=None, title=None, logx=None, logy=None):
     """``metric`` against ``coord``: one panel per data set, one line per method (x kernel, x other
     coords), mean and +- sd band over seeds; ``paper_curve(dataset, method, kernel, metric, coord)``
-    may return the paper's points, drawn dashed in the line's colour."""
+    may return the paper's points, drawn dashed in the line's colour.  ``logx``/``logy``: log
+    axes (None: log where the values span more than a factor 20, y only for times)."""
     plt = _plt()
     label, _lower = info["metrics"][metric]
     df = df[df[metric].notna() & df[coord].notna()]
@@ -110,9 +111,10 @@ def coord_figure(df, info, metric, coord, out_png, paper_curve=None):
             if ref:
                 ax.plot(*zip(*ref, strict=True), ls="--", lw=1, color=c, label=f"{name} (paper)")
         xs = sub[coord].to_numpy(dtype=float)
-        if len(xs) and xs.min() > 0 and xs.max() / xs.min() > 20:
+        if logx or (logx is None and len(xs) and xs.min() > 0 and xs.max() / xs.min() > 20):
             ax.set_xscale("log")
-        if "time" in metric and sub[metric].min() > 0 and sub[metric].max() / sub[metric].min() > 20:
+        if logy or (logy is None and "time" in metric and sub[metric].min() > 0
+                    and sub[metric].max() / sub[metric].min() > 20):
             ax.set_yscale("log")
         ax.set_title(ds, fontsize=9)
         ax.set_xlabel(coord)
@@ -120,7 +122,7 @@ def coord_figure(df, info, metric, coord, out_png, paper_curve=None):
         ax.grid(alpha=0.3)
     if len(datasets):
         axes.flat[0].legend(fontsize=6)
-    fig.suptitle(f"{label} against {coord}", fontsize=10)
+    fig.suptitle(title or f"{label} against {coord}", fontsize=10)
     fig.tight_layout()
     replace_into(out_png, lambda tmp: fig.savefig(tmp, dpi=150, format="png"))
     plt.close(fig)
@@ -145,7 +147,8 @@ def study_figures(results_csv, info, out_dir):
             if not len(rows):
                 continue
             varying = varying_coords(rows, info.get("coords", ()))
-            for coord in varying:
+            shown = varying if kind.figure_coords is None else [c for c in varying if c in kind.figure_coords]
+            for coord in shown:
                 name = f"{metric}_vs_{coord}.png"
                 coord_figure(rows, info, metric, coord, Path(tmp) / name, kind.paper_curve)
                 listing.append({"file": name, "caption": f"{label} against {coord}: mean (line) and +- sd (band) "
@@ -154,6 +157,7 @@ def study_figures(results_csv, info, out_dir):
                 metric_figure(rows, info, metric, Path(tmp) / f"{metric}.png")
                 listing.append({"file": f"{metric}.png", "caption": f"{label}: one panel per data set, one box "
                                 "per method; dots are seeds."})
+        listing += kind.figures(df, info, tmp)
         (Path(tmp) / "figures.json").write_text(json.dumps(listing, indent=1))
     return [Path(out_dir) / f["file"] for f in listing]
 
@@ -310,6 +314,13 @@ def _paired_table(paired):
                              "wilcoxon_p_holm": "Holm p", "ttest_p": "paired t p"})
 
 
+def _table_coords(info):
+    """The coords the mean +- sd tables break down by (the study's ``summary_coords``, else all)."""
+    coords = info.get("coords", [])
+    by = info.get("summary_coords")
+    return coords if by is None else [c for c in coords if c in by]
+
+
 def _read_optional(path):
     try:
         return pd.read_csv(path)
@@ -350,7 +361,7 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf):
         if metric not in df or df[metric].isna().all():
             continue
         doc.para(f"{label} ({'lower' if lower else 'higher'} is better)", style="B")
-        doc.table(mean_sd_table(df, metric, order=info.get("methods"), coords=coords))
+        doc.table(mean_sd_table(df, metric, order=info.get("methods"), coords=_table_coords(info)))
     for title, table, note in studies.get(info["kind"]).report_tables(df, cfg):
         doc.para(title, style="B")
         doc.table(table, size=6.5)
@@ -390,7 +401,7 @@ def summary_pdf(results_csvs, paired_csvs, infos, title, out_pdf):
         metric = info["primary_metric"]
         label, _ = info["metrics"][metric]
         doc.para(f"{label}, mean +- sd over seeds:", style="B")
-        doc.table(mean_sd_table(df, metric, order=info.get("methods"), coords=info.get("coords", ())))
+        doc.table(mean_sd_table(df, metric, order=info.get("methods"), coords=_table_coords(info)))
         if len(paired):
             for line in describe_tests(paired, info, metric, scope="all"):
                 doc.para(line)

@@ -157,20 +157,26 @@ def _scope_label(coords, values):
     return ", ".join(f"{c}={format_coord(v)}" for c, v in zip(coords, values, strict=True))
 
 
-def scopes(df, coords):
-    """``[(label, rows, varying coords)]``: all rows, then one group per combination of the
-    coords that vary in ``df`` (coords that are empty in every row are ignored)."""
+def scopes(df, coords, by=None):
+    """``[(label, rows, extra block coords)]``: all rows, then one group per combination of the
+    coords that vary in ``df`` (coords that are empty in every row are ignored).
+
+    ``by`` (a subset of ``coords``) limits the groups to those coords; the other varying
+    coords then stay part of each group's blocks (e.g. one scope per criterion, paired over
+    data set, seed *and* width)."""
     varying = [c for c in coords if c in df and df[c].notna().any() and df[c].nunique() > 1]
+    split = varying if by is None else [c for c in varying if c in by]
+    rest = [c for c in varying if c not in split]
     out = [(ALL, df, varying)]
-    if varying:
-        for values, sub in df.groupby(varying, sort=True):
+    if split:
+        for values, sub in df.groupby(split, sort=True):
             values = values if isinstance(values, tuple) else (values,)
-            out.append((_scope_label(varying, values), sub, []))
+            out.append((_scope_label(split, values), sub, rest))
     return out
 
 
 def study_tests(df, metrics, reference=None, coords=(), block_cols=("dataset", "kernel", "seed"),
-                method_col="method"):
+                method_col="method", scope_coords=None):
     """Paired tests against ``reference`` and Friedman tests for every metric, overall and per coord value.
 
     Parameters
@@ -183,7 +189,9 @@ def study_tests(df, metrics, reference=None, coords=(), block_cols=("dataset", "
         No paired tests without one (Friedman tests still run).
     coords : sequence of str
         The study's grid axes. Over all rows ("all") a block is ``block_cols`` plus the
-        coords; per coord value it is ``block_cols``.
+        coords; per coord value it is ``block_cols`` (plus the coords not in ``scope_coords``).
+    scope_coords : sequence of str, optional
+        The coords that get scopes of their own (None: all of them; see :func:`scopes`).
 
     Returns
     -------
@@ -195,7 +203,7 @@ def study_tests(df, metrics, reference=None, coords=(), block_cols=("dataset", "
         if metric not in df or df[metric].notna().sum() == 0:
             continue
         rows = df[df[metric].notna()]
-        for label, sub, extra_blocks in scopes(rows, coords):
+        for label, sub, extra_blocks in scopes(rows, coords, scope_coords):
             blocks = (*block_cols, *extra_blocks)
             if reference is not None:
                 t = paired_tests(sub, metric, reference, method_col, blocks, lower)
@@ -227,7 +235,8 @@ def run_study_stats(results_csv, info, out_paired, out_friedman):
     tested = info.get("tested_metrics") or list(info["metrics"])
     metrics = {m: bool(info["metrics"][m][1]) for m in tested}
     paired, fried = study_tests(df, metrics, info.get("reference"), info.get("coords", ()),
-                                info.get("block_cols", ("dataset", "kernel", "seed")))
+                                info.get("block_cols", ("dataset", "kernel", "seed")),
+                                scope_coords=info.get("summary_coords"))
     write_csv(paired, out_paired)
     write_csv(fried, out_friedman)
     return paired

@@ -65,6 +65,7 @@ def analysis_params(wildcards):
         "primary_metric": kind.primary_metric,
         "reference": block.get("reference", kind.reference_method),
         "coords": list(kind.coords),
+        "summary_coords": None if kind.summary_coords is None else list(kind.summary_coords),
         "block_cols": list(kind.block_cols),
         "methods": list(block["methods"]),
     }

@@ -16,8 +16,15 @@ supplies only what is its own:
 - the learning problem: :meth:`Study.make_estimator`, :meth:`Study.targets`,
   :meth:`Study.score` -- or a whole :meth:`Study.evaluate` where one trial yields
   several numbers from one fit path (GNKR);
-- optional report hooks: :meth:`Study.report_tables` (a paper's layout) and
-  :meth:`Study.paper_curve` (the paper's numbers drawn beside ours).
+- optional report hooks: :meth:`Study.report_tables` (a paper's layout),
+  :meth:`Study.paper_curve` (the paper's numbers drawn beside ours),
+  :meth:`Study.figures` (figures of its own), ``summary_coords`` (the coords the
+  generic tables and per-scope tests break down by) and ``figure_coords``.
+
+A config block may set ``split:`` -- overrides of the data sets' registered split
+protocol (:func:`nystrom_bench.data.split_spec`), e.g. ``{test_fraction: 0.5}``; the
+job then draws its splits itself and every row records them in ``params.split``, so
+``data.load(dataset, seed=seed, split=params.split)`` returns the row's training part.
 
 Adding a study = one module here + a config block + its test.
 """
@@ -124,6 +131,11 @@ class Study:
     kernel_names = None
     #: why kernel keys outside ``kernel_keys`` are not used (shown in the error)
     kernel_keys_note = ""
+    #: coords the generic mean +- sd tables and per-scope tests break down by (None: all of
+    #: ``coords``); the others are averaged over in the tables and part of the test blocks
+    summary_coords = None
+    #: coords that get the generic metric-vs-coord figures (None: every coord that varies)
+    figure_coords = None
     default_scaling = "standardize"
 
     # -- config checks (run before any job) ---------------------------------------------------
@@ -216,6 +228,7 @@ class Study:
             "kernels": block["kernels"],
             "methods": {m: method_options(block["methods"][m]) for m in job["methods"]},
             "params": block.get("params") or {},
+            **({"split": dict(block["split"])} if block.get("split") else {}),
         }
 
     def job_resources(self, block, job):
@@ -274,18 +287,23 @@ class Study:
         return [{"params": self.estimator_params(est), "metrics": {**metrics, "fit_time": t1 - t0,
                                                                    "predict_time": t2 - t1}}]
 
-    def run(self, study, cfg, dataset, X, y, splits, log=None):
+    def run(self, study, cfg, dataset, X, y, splits, log=None, source_n_train=None):
         """Run every seed x kernel x method x coord of ``cfg`` on one data set; return result rows.
 
         ``cfg`` is a job's config slice (:meth:`job_config`) or a whole block; ``splits``
-        maps each seed to the indices of :func:`nystrom_bench.data.make_split`.
+        maps each seed to the indices of :func:`nystrom_bench.data.make_split`.  With
+        ``cfg["split"]`` (overrides of the registered protocol) the splits are drawn here
+        instead (``source_n_train``: the source's own training rows, for ``source`` splits).
         """
         params = self.resolve_params(cfg.get("params"))
         scaling = cfg.get("scaling", self.default_scaling)
+        overrides = cfg.get("split")
         rows = []
         for seed in cfg["seeds"]:
             seed = int(seed)
-            split = data.apply_split(dataset, seed, X, y, splits[seed], scaling)
+            idx = (data.make_split(dataset, seed, len(X), y, source_n_train=source_n_train, overrides=overrides)
+                   if overrides else splits[seed])
+            split = data.apply_split(dataset, seed, X, y, idx, scaling)
             split = self.prepare(split, params)
             y_fit, state = self.targets(split)
             cache = {}
@@ -299,10 +317,10 @@ class Study:
                                                                         *self.rng_names(mlabel, coords)),
                                       cache, log)
                         for res in self.evaluate(trial):
-                            rows.append(self._row(trial, res, split))
+                            rows.append(self._row(trial, res, split, overrides))
         return rows
 
-    def _row(self, trial, res, split):
+    def _row(self, trial, res, split, split_overrides=None):
         coords = {**trial.coords, **res.get("coords", {})}
         unknown = set(coords) - set(self.coords)
         if unknown:
@@ -311,7 +329,8 @@ class Study:
             "dataset": trial.dataset, "method": trial.method, "kernel": trial.kernel_label, "seed": trial.seed,
             "coords": {c: coords[c] for c in self.coords if c in coords},
             "params": {**res.get("params", {}), "n_train": len(split.y_train), "n_test": len(split.y_test),
-                       "n_features": split.X_train.shape[1]},
+                       "n_features": split.X_train.shape[1],
+                       **({"split": dict(split_overrides)} if split_overrides else {})},
             "metrics": res["metrics"],
         }
         if trial.log:
@@ -324,6 +343,10 @@ class Study:
     # -- report hooks ----------------------------------------------------------------------------
     def report_tables(self, df, study_cfg):
         """Extra ``(title, DataFrame, note)`` tables for the study's PDF (e.g. a paper's layout)."""
+        return []
+
+    def figures(self, df, info, out_dir):
+        """Figures of the study's own into ``out_dir``: ``[{"file", "caption"}]`` (after the generic ones)."""
         return []
 
     def paper_curve(self, dataset, method, kernel, metric, coord):
