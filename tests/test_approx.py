@@ -107,6 +107,17 @@ def test_modified_nystrom_matches_textbook(X, kern):
     assert np.linalg.norm(K - op.dense()) <= np.linalg.norm(K - std) + 1e-10
 
 
+@pytest.mark.parametrize("k", [1, 3, 8])
+def test_modified_nystrom_rank_k_is_the_best_rank_k_of_its_ktilde(X, kern, k):
+    idx = np.arange(0, 60, 6)
+    full = approx.build("modified_nystrom", X, kern, landmarks=idx).dense()
+    w, U = np.linalg.eigh(full)
+    best = (U[:, -k:] * w[-k:]) @ U[:, -k:].T
+    op = approx.build("modified_nystrom", X, kern, landmarks=idx, rank=k)
+    assert op.rank == k
+    np.testing.assert_allclose(op.dense(), best, atol=1e-8)
+
+
 @pytest.mark.parametrize("k", [1, 5, 20])
 def test_optimal_rank_k_error_is_tail_eigenvalues(X, kern, k):
     K = kern(X)

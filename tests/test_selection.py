@@ -40,11 +40,10 @@ def dense_ktilde(X, y, gamma, approximation, seed, c=24, k=10):
         return approx.build("mcm", X, kern, levels=3).dense()
     idx = sampling.sample("uniform", X, kern, c=c, seed=np.random.default_rng(seed))
     C = K[:, idx]
-    if approximation == "modified_nystrom":
-        M = linalg.pinv(C) @ K @ linalg.pinv(C).T
-        w, U = linalg.eigh((M + M.T) / 2)
-        w, U = w[-k:], U[:, -k:]
-        return C @ (U * w) @ U.T @ C.T
+    if approximation == "modified_nystrom":  # the best rank-k approximation of C C^+ K C^+T C^T
+        Kt = C @ linalg.pinv(C) @ K @ linalg.pinv(C).T @ C.T
+        w, U = linalg.eigh((Kt + Kt.T) / 2)
+        return (U[:, -k:] * w[-k:]) @ U[:, -k:].T
     w, U = linalg.eigh(C[idx])
     w, U = w[-k:], U[:, -k:]
     return C @ (U / w) @ U.T @ C.T

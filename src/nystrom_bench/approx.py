@@ -413,7 +413,8 @@ class ModifiedNystromOperator(LowRankOperator):
 
     ``K C^+T`` is formed block-wise (O(n^2 (d + c)) time, O(n c) memory); the
     c x c core M is symmetrised and its positive eigenpairs above the cut-off
-    kept, so ``V = C U_M Lambda_M^{1/2}``.
+    kept, so ``V = C U_M Lambda_M^{1/2}``; ``rank`` k gives the best rank-k
+    approximation of that K~ (top-k eigenvectors of ``V^T V``).
     """
 
     @classmethod
@@ -429,9 +430,15 @@ class ModifiedNystromOperator(LowRankOperator):
         w, U = linalg.eigh(M)
         w, U = w[::-1], U[:, ::-1]
         keep = w > RCOND * max(w[0], 0.0)
+        T = U[:, keep] * np.sqrt(w[keep])
         if rank is not None:
-            keep[int(rank):] = False
-        op._init_lowrank(X, kernel, C, U[:, keep] * np.sqrt(w[keep]))
+            # the best rank-k approximation of K~ = V V^T (V = C T): V_k = V Q_k with Q_k the top-k
+            # eigenvectors of V^T V.  Truncating M's own eigenpairs instead is not the best rank k
+            # (C is not orthonormal) and can be far worse than K~ itself.
+            VtV = T.T @ (C.T @ C) @ T
+            wv, Q = linalg.eigh((VtV + VtV.T) / 2)
+            T = T @ Q[:, ::-1][:, : int(rank)]
+        op._init_lowrank(X, kernel, C, T)
         op.Z, op.landmark_indices = Z, idx
         return op
 
