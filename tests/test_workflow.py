@@ -47,6 +47,24 @@ TINY = {
         "reference": "US",
         "params": {"n_landmarks": [20, 40], "sigma_grid": [0.5, 1.0], "lambda_grid": [1e-9, 1e-5],
                    "extra_sigmas": [2.0], "standardize_target": True},
+    }, "consistency_tiny": {  # a kind with a split: override, two coords and figures of its own
+        "kind": "consistency",
+        "datasets": ["bupa"],
+        "seeds": [0],
+        "split": {"test_fraction": 0.5},
+        "kernels": {"gaussian": {"kernel": "gaussian"}},
+        "methods": {"original": {"approximation": "exact"}, "uniform": {"sampler": "uniform"},
+                    "adapt_ms": {"sampler": "adaptive_ms"}, "mcm": {"approximation": "mcm"}},
+        "params": {"log2_gammas": [-3, -1, 1]},
+    }, "selection_tiny": {
+        "kind": "selection",
+        "datasets": ["boston", "bupa"],
+        "seeds": [0, 1],
+        "split": {"test_fraction": 0.5},
+        "kernels": {"gaussian": {"kernel": "gaussian"}},
+        "methods": {"accurate": {"approximation": "exact"}, "nystrom": {"sampler": "uniform"},
+                    "cv3": {"approximation": "cv", "folds": 3}},
+        "params": {"log2_gammas": [-3, -1, 1]},
     }},
 }
 
@@ -114,6 +132,47 @@ def test_results_and_mlflow_hold_one_run_per_result(workdir):
     stats = pd.read_csv(workdir / "results/krr/stats.csv")
     assert set(stats["method"]) == {"nystrom_gsa", "nystrom_lla"}
     assert stats["wilcoxon_p"].between(0, 1).all()
+
+
+@pytest.mark.slow
+def test_consistency_and_selection_blocks(workdir):
+    from pypdf import PdfReader
+
+    from nystrom_bench import data, seeding, selection
+
+    uri = f"sqlite:///{workdir}/mlflow.db"
+    cons = pd.read_csv(workdir / "results/consistency_tiny/results.csv")
+    assert len(cons) == 4 * 3 * 2  # methods x widths x criteria
+    assert set(cons["criterion"]) == {"c_ree", "c_ipe"} and cons["l"].isna().all()
+    assert (cons[cons["method"] == "original"]["relative_gap"] == 0).all()
+    assert len(tracking.active_runs("consistency_tiny", uri)) == len(cons)
+    # a row recomputed from the public API: the block's split, the +-1 labels, the job's stream
+    row = cons[(cons["method"] == "adapt_ms") & (cons["log2_gamma"] == -1) & (cons["criterion"] == "c_ree")].iloc[0]
+    params = __import__("json").loads(row["params"])
+    sp = data.load("bupa", seed=0, split=params["split"])
+    y = (sp.y_train == int(params["positive_class"])) * 2.0 - 1.0
+    again = selection.criterion_values(sp.X_train, y, params["gamma"], "nystrom", ("c_ree",), sampler="adaptive_ms",
+                                       n_landmarks=params["n_landmarks"], rank=params["rank"],
+                                       sampler_options=params["sampler_options"],
+                                       seed=seeding.rng(0, "consistency_tiny", "bupa"))
+    assert again["c_ree"][0] == pytest.approx(row["criterion_approx"], rel=1e-12)
+    stats = pd.read_csv(workdir / "results/consistency_tiny/stats.csv")
+    assert set(stats["scope"]) == {"all", "criterion=c_ipe", "criterion=c_ree"}
+    figs = workdir / "results/consistency_tiny/figures"
+    assert (figs / "criterion_c_ree.png").stat().st_size > 1000 and (figs / "gap_c_ipe.png").exists()
+    text = "".join(p.extract_text() for p in PdfReader(workdir / "reports/consistency_tiny.pdf").pages)
+    assert "arg-min = Original" in text and "Ding et al. (AAAI 2019) report" in text
+    sel = pd.read_csv(workdir / "results/selection_tiny/results.csv")
+    assert len(sel) == 2 * 2 * 3 * 2  # data sets x seeds x methods x criteria
+    assert sel[sel["dataset"] == "bupa"]["test_accuracy"].between(0.4, 1).all()
+    assert sel[sel["dataset"] == "boston"]["test_mse"].between(1, 80).all()
+    # CV does not depend on the criterion: the same choice under both
+    cv = sel[sel["method"] == "cv3"].pivot_table(index=["dataset", "seed"], columns="criterion",
+                                                 values="log2_gamma_selected")
+    assert (cv["c_ree"] == cv["c_ipe"]).all()
+    assert len(tracking.active_runs("selection_tiny", uri)) == len(sel)
+    text = "".join(p.extract_text() for p in PdfReader(workdir / "reports/selection_tiny.pdf").pages)
+    assert "Table I (C_ree)" in text and "paper: housing" in text and "over data sets" in text
 
 
 @pytest.mark.slow

@@ -45,7 +45,17 @@ from .cli import main
 from .errors import DataError
 from .remote import default_cache_dir
 from .sources import check_available, keel_path, obtain
-from .splits import PROTOCOL_KEYS, SCALINGS, Split, apply_split, load, make_split, preprocess, split_spec, train_size
+from .splits import (
+    PROTOCOL_KEYS,
+    SCALINGS,
+    Split,
+    apply_split,
+    load,
+    make_split,
+    preprocess,
+    split_spec,
+    train_size,
+)
 from .store import load_npz, save_npz_atomic
 from .synthetic import make_mcm_grid, make_scalable
 

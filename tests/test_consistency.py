@@ -1,0 +1,146 @@
+"""The consistency and selection study kinds: rows, the paper's settings, checks, report pieces."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import linalg
+
+from nystrom_bench import data, results, selection, studies
+from nystrom_bench.config import ConfigError, check
+from nystrom_bench.studies import consistency as cons_mod
+from nystrom_bench.studies import selection as sel_mod
+
+METHODS = {"original": {"approximation": "exact"}, "optapp": {"approximation": "optimal"},
+           "uniform": {"sampler": "uniform"}, "adapt_kumar": {"sampler": "adaptive_kumar"},
+           "modified": {"approximation": "modified_nystrom", "sampler": "uniform_adaptive2"},
+           "mcm": {"approximation": "mcm"}}
+
+
+def _block(**kw):
+    return {"kind": "consistency", "datasets": ["bupa"], "seeds": [0], "scaling": "standardize",
+            "kernels": {"gaussian": {"kernel": "gaussian"}}, "methods": METHODS,
+            "params": {"log2_gammas": [-4, -1]}, "split": {"test_fraction": 0.5}, **kw}
+
+
+def _run(block, dataset="bupa", study="consistency"):
+    X, y = data.obtain(dataset)
+    kind = studies.get(block["kind"])
+    return kind, kind.run(study, block, dataset, X, y, {}, None)
+
+
+def test_rows_follow_the_papers_settings_and_original_equals_a_dense_criterion():
+    kind, rows = _run(_block())
+    assert len(rows) == len(METHODS) * 2 * 2
+    sp = data.load("bupa", seed=0, split={"test_fraction": 0.5})
+    assert rows[0]["params"]["n_train"] == len(sp.y_train) == 173  # the 50/50 split of 345 rows
+    y = np.where(sp.y_train == sp.y_train.max(), 1.0, -1.0)
+    by = {(r["method"], r["coords"]["log2_gamma"], r["coords"]["criterion"]): r for r in rows}
+    for lg in (-4, -1):
+        K = np.exp(-(2.0**lg) * ((sp.X_train[:, None] - sp.X_train[None]) ** 2).sum(-1))
+        mu, n = 0.005, len(y)
+        A = K + mu * n * np.eye(n)
+        u = linalg.solve(A, y)
+        Ai = linalg.inv(A)
+        ree = mu * y @ u
+        ipe = mu**2 * n * u @ u + (0.01 * y.std()) ** 2 / n * np.trace(K @ K @ Ai @ Ai)
+        assert by[("original", lg, "c_ree")]["metrics"]["criterion_approx"] == pytest.approx(ree, rel=1e-9)
+        assert by[("original", lg, "c_ipe")]["metrics"]["criterion_approx"] == pytest.approx(ipe, rel=1e-9)
+        for m in METHODS:
+            r = by[(m, lg, "c_ree")]
+            assert r["metrics"]["criterion_exact"] == pytest.approx(ree, rel=1e-9)
+            gap = abs(r["metrics"]["criterion_approx"] - ree) / ree
+            assert r["metrics"]["relative_gap"] == pytest.approx(gap, rel=1e-9, abs=1e-15)
+    u = by[("uniform", -1, "c_ree")]["params"]
+    assert u["n_landmarks"] == round(0.2 * 173) and u["rank"] == 20 and u["mu"] == 0.005
+    assert by[("adapt_kumar", -1, "c_ree")]["params"]["sampler_options"] == {"s": round(0.1 * round(0.2 * 173))}
+    assert by[("mcm", -1, "c_ree")]["params"]["levels"] == 3
+    assert by[("original", -4, "c_ree")]["metrics"]["relative_gap"] == 0.0
+    # the two criteria of one (method, width) come from one K~ (same landmarks, same settings)
+    assert by[("uniform", -1, "c_ipe")]["params"] == by[("uniform", -1, "c_ree")]["params"]
+
+
+def test_every_method_row_is_its_own_k_tilde_criterion():
+    """Each method's C(K~) at one width equals a dense computation on that method's K~ (OptApp, MCM here;
+    the Nystrom family through selection's dense brute-force test)."""
+    kind, rows = _run(_block(params={"log2_gammas": [-2]}))
+    sp = data.load("bupa", seed=0, split={"test_fraction": 0.5})
+    y = np.where(sp.y_train == sp.y_train.max(), 1.0, -1.0)
+    from nystrom_bench import approx, kernels
+
+    kern = kernels.make("gaussian", gamma=0.25)
+    for m, op in (("optapp", approx.build("optimal", sp.X_train, kern, rank=20)),
+                  ("mcm", approx.build("mcm", sp.X_train, kern, levels=3))):
+        Kt = op.dense()
+        ree = 0.005 * y @ linalg.solve(Kt + 0.005 * len(y) * np.eye(len(y)), y)
+        r = next(r for r in rows if r["method"] == m and r["coords"]["criterion"] == "c_ree")
+        assert r["metrics"]["criterion_approx"] == pytest.approx(ree, rel=1e-8)
+
+
+def test_train_sizes_make_l_a_coord_and_the_slope_table_measures_the_order():
+    block = _block(datasets=["twonorm"], methods={"original": METHODS["original"], "uniform": METHODS["uniform"]},
+                   params={"log2_gammas": [-4], "train_sizes": [60, 120]}, split=None)
+    kind, rows = _run(block, "twonorm")
+    assert sorted({r["coords"]["l"] for r in rows}) == [60, 120]
+    assert {r["params"]["n_train"] for r in rows} == {60, 120}
+    assert all(r["params"]["split"] == {"n_train": r["coords"]["l"]} for r in rows)
+    # a gap that falls exactly like l^-1/2 has slope -0.5 with a tight interval
+    recs = [{"dataset": "d", "criterion": "c_ree", "method": "m", "seed": s, "l": l,
+             "relative_gap": 3.0 * l**-0.5 * (1 + 0.01 * s), "log2_gamma": 0}
+            for s in range(3) for l in (250, 500, 1000, 2000)]  # noqa: E741
+    t = cons_mod.slope_table(pd.DataFrame(recs), ["m"])
+    assert t["slope b"].iloc[0] == "-0.50"
+
+
+def test_curve_stats_argmin_and_spearman():
+    df = pd.DataFrame({"dataset": "d", "kernel": "g", "seed": 0, "criterion": "c_ree", "method": "a",
+                       "log2_gamma": [0, 1, 2, 3], "criterion_approx": [4.0, 3.0, 2.5, 2.6],
+                       "criterion_exact": [5.0, 4.0, 3.0, 2.0]})
+    c = cons_mod.curve_stats(df).iloc[0]
+    assert c["argmin_equal"] == 0.0 and c["spearman"] == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize("patch, match", [
+    ({"methods": {"x": {"approximation": "svd"}}}, "unknown approximation 'svd'"),
+    ({"methods": {"x": {"sampler": "nope"}}}, "unknown sampler 'nope'"),
+    ({"methods": {"x": {"rank": 0}}}, "rank must be an integer"),
+    ({"params": {"log2_gammas": []}}, "log2_gammas"),
+    ({"params": {"criteria": ["loo"]}}, "criteria must be"),
+    ({"params": {"train_sizes": [100, 400]}}, "has only 345 rows"),
+    ({"kernels": {"g": {"kernel": "gaussian", "gamma": 0.5}}}, "log2_gamma"),
+    ({"split": {"n_train": 400}}, "does not fit"),
+])
+def test_config_errors_name_the_fix(patch, match):
+    block = {**_block(), **patch}
+    block.pop("kind")
+    if patch.get("methods"):
+        block["reference"] = "x"
+    with pytest.raises(ConfigError, match=match):
+        check({"studies": {"consistency": block}})
+
+
+def test_selection_study_rows_cv_shared_and_paper_tables():
+    methods = {"accurate": {"approximation": "exact"}, "nystrom": {"sampler": "uniform"},
+               "cv3": {"approximation": "cv", "folds": 3}}
+    block = {**_block(kind="selection"), "methods": methods, "params": {"log2_gammas": [-4, -2, 0]}}
+    kind, rows = _run(block, study="selection")
+    assert len(rows) == 3 * 2
+    cv = [r for r in rows if r["method"] == "cv3"]
+    assert cv[0]["metrics"]["log2_gamma_selected"] == cv[1]["metrics"]["log2_gamma_selected"]
+    # the accurate choice is the arg-min of the exact criterion over the grid
+    sp = data.load("bupa", seed=0, split={"test_fraction": 0.5})
+    y = np.where(sp.y_train == sp.y_train.max(), 1.0, -1.0)
+    res = selection.criterion_path(sp.X_train, y, [2.0**-4, 0.25, 1.0], "exact", "c_ree")
+    acc = next(r for r in rows if r["method"] == "accurate" and r["coords"]["criterion"] == "c_ree")
+    assert acc["params"]["gamma"] == res.best_gamma
+    df = results.frame("selection", rows, kind.coords)
+    tables = kind.report_tables(df, block)
+    assert "Table I (C_ree)" in tables[1][0] or "Table I (C_ree)" in tables[0][0]
+    paper = sel_mod.PAPER_TABLES[("c_ree", "housing")]
+    assert paper["Accurate"][:2] == pytest.approx((27.9, 4.8)) and paper["n"] == 506
+    assert sel_mod.PAPER_TABLES[("c_ipe", "pima")]["Nystrom"][0] == pytest.approx(0.7604)
+    assert len(sel_mod.PAPER_TABLES) == 40
+    with pytest.raises(ConfigError, match="folds"):
+        check({"studies": {"selection": {**{k: v for k, v in block.items() if k != "kind"},
+                                         "reference": "accurate",
+                                         "methods": {"accurate": {"approximation": "exact"},
+                                                     "cv": {"approximation": "cv", "folds": 1}}}}})
