@@ -1,4 +1,5 @@
 import copy
+from pathlib import Path
 
 import pytest
 
@@ -126,3 +127,13 @@ def test_old_style_reference_label_gets_a_hint():
     c["studies"]["g"]["reference"] = "US-10"
     with pytest.raises(ConfigError, match=r"reference method 'US-10' is not among the methods US.*use 'US'"):
         check(c)
+
+
+def test_paper_config_passes_the_checks():
+    """config/paper.yaml is checked like any config (no download needed for the checks)."""
+    import yaml
+
+    from nystrom_bench.config import check as check_config
+
+    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "paper.yaml").read_text())
+    assert {"consistency", "selection", "krc"} <= set(check_config(cfg))
