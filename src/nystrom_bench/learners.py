@@ -52,6 +52,25 @@ def _psd_solve(A, b):
         return linalg.lstsq(A, b, cond=approx.RCOND, check_finite=False)[0]
 
 
+#: parameter constraints of the kernel (shared by the kernel estimators)
+_KERNEL_CONSTRAINTS = {
+    "kernel": [StrOptions({"gaussian", "rbf", "laplacian", "polynomial", "linear", "epanechnikov"})],
+    "gamma": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions(set(kernels.HEURISTICS)), None],
+    "degree": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    "coef0": [numbers.Real, None],
+    "sigma": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions(set(kernels.HEURISTICS)), None],
+}
+#: ... and of the approximation and its landmarks
+_LANDMARK_CONSTRAINTS = {
+    "approximation": [StrOptions({"exact", "nystrom"})],
+    "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left")],
+    "sampler": [str],
+    "landmarks": ["array-like", None],
+    "rank": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    "random_state": ["random_state", np.random.Generator],
+}
+
+
 class KRR(RegressorMixin, BaseEstimator):
     """Kernel ridge regression, exact or with a Nystrom approximation.
 
@@ -117,19 +136,10 @@ class KRR(RegressorMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "kernel": [StrOptions({"gaussian", "rbf", "laplacian", "polynomial", "linear", "epanechnikov"})],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions(set(kernels.HEURISTICS)), None],
-        "degree": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "coef0": [numbers.Real, None],
-        "sigma": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions(set(kernels.HEURISTICS)), None],
+        **_KERNEL_CONSTRAINTS,
         "alpha": [Interval(numbers.Real, 0, None, closed="left")],
-        "approximation": [StrOptions({"exact", "nystrom"})],
-        "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left")],
-        "sampler": [str],
+        **_LANDMARK_CONSTRAINTS,
         "mode": [StrOptions({"gsa", "lla", "ncr"})],
-        "landmarks": ["array-like", None],
-        "rank": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(
@@ -644,18 +654,9 @@ class LSSVM(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "kernel": [StrOptions({"gaussian", "rbf", "laplacian", "polynomial", "linear", "epanechnikov"})],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions(set(kernels.HEURISTICS)), None],
-        "degree": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "coef0": [numbers.Real, None],
-        "sigma": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions(set(kernels.HEURISTICS)), None],
+        **_KERNEL_CONSTRAINTS,
         "mu": [Interval(numbers.Real, 0, None, closed="neither")],
-        "approximation": [StrOptions({"exact", "nystrom"})],
-        "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left")],
-        "sampler": [str],
-        "landmarks": ["array-like", None],
-        "rank": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "random_state": ["random_state", np.random.Generator],
+        **_LANDMARK_CONSTRAINTS,
     }
 
     _FIT_ATTRS = ("dual_coef_", "X_fit_", "coef_", "landmarks_", "component_indices_", "sketch_")
