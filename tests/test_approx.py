@@ -224,3 +224,26 @@ def test_operators_report_time_and_memory(X, kern):
     assert op.nbytes_ >= op.C.nbytes + op.T.nbytes
     lean = approx.build("nystrom", X, kern, landmarks=np.arange(10), store_C=False)
     assert lean.nbytes_ < op.nbytes_
+
+
+def test_top_eigh_falls_back_when_the_subset_driver_misses_eigenvalues(monkeypatch):
+    """LAPACK's subset driver returned no eigenvalue for a Gaussian K close to I (german_keel,
+    gamma = 4); top_eigh then takes the full decomposition."""
+    from scipy import linalg as sla
+
+    A = np.eye(30) + 1e-9 * np.random.default_rng(0).normal(size=(30, 30))
+    A = (A + A.T) / 2
+    real = sla.eigh
+
+    def flaky(a, *args, subset_by_index=None, **kw):
+        if subset_by_index is not None:
+            return np.empty(0), np.empty((len(a), 0))
+        return real(a, *args, **kw)
+
+    monkeypatch.setattr(approx.linalg, "eigh", flaky)
+    w, U = approx.top_eigh(A, 5)
+    ref = np.sort(np.linalg.eigvalsh(A))[::-1][:5]
+    np.testing.assert_allclose(w, ref, rtol=1e-12)
+    assert U.shape == (30, 5)
+    op = approx.build("optimal", np.random.default_rng(1).normal(size=(30, 2)), kernels.make("gaussian"), rank=4)
+    assert op.rank == 4

@@ -47,7 +47,7 @@ from .kernels import as_2d, make
 __all__ = [
     "KernelOperator", "ExactOperator", "LowRankOperator", "NystromOperator", "ModifiedNystromOperator",
     "OptimalOperator", "MCMOperator", "Sketch", "build", "available", "register", "lowrank_pinv_factor",
-    "balanced_grid",
+    "balanced_grid", "top_eigh",
 ]
 
 #: eigenvalues below ``RCOND * largest eigenvalue`` are treated as zero (pseudo-inverse cut-off)
@@ -146,6 +146,22 @@ def lowrank_pinv_factor(W, rank=None, rcond=RCOND):
     T = U[:, keep]
     T /= np.sqrt(w[keep])
     return T, w[keep]
+
+
+def top_eigh(A, k):
+    """The top-k eigenpairs of the symmetric matrix A, largest first: ``(w, U)``.
+
+    LAPACK's subset driver (``subset_by_index``) is used, and the full decomposition where it
+    returns fewer than k pairs: it can miss eigenvalues of a tight cluster (a Gaussian kernel
+    matrix with a large width parameter is close to I), seen as an empty result.
+    """
+    n = A.shape[0]
+    k = min(int(k), n)
+    w, U = linalg.eigh(A, subset_by_index=[n - k, n - 1])
+    if len(w) < k or not np.isfinite(w).all():
+        w, U = linalg.eigh(A, driver="evd")
+        w, U = w[n - k:], U[:, n - k:]
+    return w[::-1], U[:, ::-1]
 
 
 class KernelOperator:
@@ -457,10 +473,7 @@ class OptimalOperator(LowRankOperator):
     def build(cls, X, kernel, rank=None):
         if rank is None:
             raise ValueError("optimal: pass rank= (the k of the best rank-k approximation)")
-        n = len(X)
-        k = min(int(rank), n)
-        w, U = linalg.eigh(kernel(X), subset_by_index=[n - k, n - 1])
-        w, U = w[::-1], U[:, ::-1]
+        w, U = top_eigh(kernel(X), int(rank))
         keep = w > RCOND * max(w[0], 0.0)
         op = cls()
         # V = U_k Lambda_k^{1/2}: in the C T form, C = U_k Lambda_k and T = Lambda_k^{-1/2}

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .approx import RCOND, Sketch, lowrank_pinv_factor
+from .approx import RCOND, Sketch, lowrank_pinv_factor, top_eigh
 from .kernels import as_2d, make
 from .seeding import check_random_state
 
@@ -149,11 +149,8 @@ def leverage(X, kernel, c, rng, rank=None):
     ``p_i = ||U_k[i, :]||^2 / k`` with U_k the top-k eigenvectors of K
     (``rank`` k defaults to c); c distinct indices by successive sampling.
     """
-    from scipy.linalg import eigh
-
     n = len(X)
-    k = min(int(rank or c), n)
-    _, U = eigh(kernel(X), subset_by_index=[n - k, n - 1])
+    _, U = top_eigh(kernel(X), int(rank or c))
     p = np.einsum("ij,ij->i", U, U)
     p = np.maximum(p, 0)
     return rng.choice(n, size=c, replace=False, p=p / p.sum())
