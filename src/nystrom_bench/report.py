@@ -80,11 +80,14 @@ def metric_figure(df, info, metric, out_png):
     plt.close(fig)
 
 
-def coord_figure(df, info, metric, coord, out_png, paper_curve=None, title=None, logx=None, logy=None):
+def coord_figure(df, info, metric, coord, out_png, paper_curve=None, title=None, logx=None, logy=None,
+                 robust_ylim=False):
     """``metric`` against ``coord``: one panel per data set, one line per method (x kernel, x other
     coords), mean and +- sd band over seeds; ``paper_curve(dataset, method, kernel, metric, coord)``
     may return the paper's points, drawn dashed in the line's colour.  ``logx``/``logy``: log
-    axes (None: log where the values span more than a factor 20, y only for times)."""
+    axes (None: log where the values span more than a factor 20, y only for times).
+    ``robust_ylim``: each panel's y range from the 2-98% quantiles of its values, so that a few
+    wild values (a method far off on some widths) do not flatten every other line."""
     plt = _plt()
     label, _lower = info["metrics"][metric]
     df = df[df[metric].notna() & df[coord].notna()]
@@ -116,6 +119,10 @@ def coord_figure(df, info, metric, coord, out_png, paper_curve=None, title=None,
         if logy or (logy is None and "time" in metric and sub[metric].min() > 0
                     and sub[metric].max() / sub[metric].min() > 20):
             ax.set_yscale("log")
+        if robust_ylim and len(sub):
+            lo, hi = sub[metric].quantile([0.02, 0.98])
+            pad = 0.1 * (hi - lo) or 0.1 * abs(hi) or 1.0
+            ax.set_ylim(lo - pad, hi + pad)
         ax.set_title(ds, fontsize=9)
         ax.set_xlabel(coord)
         ax.set_ylabel(label, fontsize=7)
