@@ -52,13 +52,18 @@ def obtain_dataset(dataset, out_npz, cache_dir, lock, log=None):
         log.info("obtained %s: X %s, y %s, source training part %s", dataset, X.shape, y.shape, n_train)
 
 
+def _source_n_train(arrays):
+    """The source's own training rows recorded by :func:`obtain_dataset` (None: no source split)."""
+    return int(arrays["n_train"]) if "n_train" in arrays and int(arrays["n_train"]) >= 0 else None
+
+
 def save_splits(dataset, seeds, data_path, out_path):
     """Compute the splits of ``dataset`` for every seed and store them in one .npz."""
     from . import data
 
     arrays = data.load_npz(data_path)
     X, y = arrays["X"], arrays["y"]
-    n_train = int(arrays["n_train"]) if "n_train" in arrays and int(arrays["n_train"]) >= 0 else None
+    n_train = _source_n_train(arrays)
     out = {}
     for seed in seeds:
         sp = data.make_split(dataset, seed, len(X), y, source_n_train=n_train)
@@ -98,9 +103,8 @@ def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri
         missing = [s for s in job_cfg["seeds"] if int(s) not in splits]
         if missing:
             raise data.DataError(f"split file {split_path} lacks seeds {missing}; delete it and run again")
-        source_n_train = int(arrays["n_train"]) if "n_train" in arrays and int(arrays["n_train"]) >= 0 else None
         rows += kind.run(study, job_cfg, dataset, arrays["X"], arrays["y"], splits, log=log,
-                         source_n_train=source_n_train)
+                         source_n_train=_source_n_train(arrays))
     df = results.frame(study, rows, kind.coords)
     atomic.write_csv(df, out_csv)
     t1 = time.perf_counter()

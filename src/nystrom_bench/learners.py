@@ -52,6 +52,13 @@ def _psd_solve(A, b):
         return linalg.lstsq(A, b, cond=approx.RCOND, check_finite=False)[0]
 
 
+def _estimator_kernel(est, X, where):
+    """The kernel of an estimator with ``kernel, gamma, sigma, degree, coef0`` parameters: the
+    non-None ones through ``kernels.from_spec`` (data-driven widths resolved on X)."""
+    params = {k: getattr(est, k) for k in ("gamma", "sigma", "degree", "coef0") if getattr(est, k) is not None}
+    return kernels.from_spec({"kernel": est.kernel, **params}, X, where=where)
+
+
 #: parameter constraints of the kernel (shared by the kernel estimators)
 _KERNEL_CONSTRAINTS = {
     "kernel": [StrOptions({"gaussian", "rbf", "laplacian", "polynomial", "linear", "epanechnikov"})],
@@ -194,8 +201,7 @@ class KRR(RegressorMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True, multi_output=True, dtype=np.float64)
         t0 = time.perf_counter()
-        params = {k: getattr(self, k) for k in ("gamma", "sigma", "degree", "coef0") if getattr(self, k) is not None}
-        kern = kernels.from_spec({"kernel": self.kernel, **params}, X, where="KRR")
+        kern = _estimator_kernel(self, X, "KRR")
         self.kernel_ = kern
         self.component_indices_ = None
         if self.approximation == "exact":
@@ -720,8 +726,7 @@ class LSSVM(ClassifierMixin, BaseEstimator):
             Y = np.where(y_idx == 1, 1.0, -1.0)[:, None]
         else:
             Y = np.where(y_idx[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
-        params = {k: getattr(self, k) for k in ("gamma", "sigma", "degree", "coef0") if getattr(self, k) is not None}
-        kern = kernels.from_spec({"kernel": self.kernel, **params}, X, where="LSSVM")
+        kern = _estimator_kernel(self, X, "LSSVM")
         self.kernel_ = kern
         if self.approximation == "exact":
             op = approx.build("exact", X, kern)

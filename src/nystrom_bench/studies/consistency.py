@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from .. import sampling, selection
-from . import Study, register
+from . import Study, method_options, register
 
 #: method labels of the papers (config labels map to these in the report where they match)
 PAPER_NAMES = {
@@ -93,8 +93,8 @@ class ConsistencyStudy(Study):
             raise ValueError(f"log2_gammas must be a non-empty list of numbers (exponents of 2), got {grid!r}")
         if len(set(grid)) != len(grid):
             raise ValueError("log2_gammas has repeated values")
-        bad = [c for c in p["criteria"] if c not in selection.CRITERIA] if isinstance(p["criteria"], list) else [1]
-        if bad or not p["criteria"]:
+        crits = p["criteria"]
+        if not isinstance(crits, list) or not crits or any(c not in selection.CRITERIA for c in crits):
             raise ValueError(f"criteria must be a non-empty list of {', '.join(selection.CRITERIA)}, "
                              f"got {p['criteria']!r}")
         for key in ("landmark_fraction", "adaptive_fraction"):
@@ -115,7 +115,7 @@ class ConsistencyStudy(Study):
     def check_method(self, method_name, method_cfg, study_cfg):
         from .. import data
 
-        opts = {k: v for k, v in method_cfg.items() if k not in ("threads", "mem_mb", "runtime")}
+        opts = method_options(method_cfg)
         unknown = sorted(set(opts) - set(self.method_keys))
         if unknown:
             raise ValueError(f"unknown key(s) {unknown}; allowed: {sorted(self.method_keys)}")
@@ -130,10 +130,7 @@ class ConsistencyStudy(Study):
             if key in opts and (not isinstance(opts[key], numbers.Integral) or opts[key] < 1):
                 raise ValueError(f"{key} must be an integer >= 1, got {opts[key]!r}")
         if "n_landmarks" in opts:
-            try:
-                selection.landmark_count(opts["n_landmarks"], 10**9)
-            except ValueError as exc:
-                raise ValueError(str(exc)) from None
+            selection.landmark_count(opts["n_landmarks"], 10**9)  # raises naming a bad value
         sizes = self.resolve_params(study_cfg.get("params")).get("train_sizes") or []
         for ds in study_cfg["datasets"]:
             n = int(data.info(ds)["shape"][0])
@@ -323,8 +320,8 @@ def summary_note(df):
         order = ", ".join(f"{m} {v:.2g}" for m, v in ranking.items())
         lines.append(f"{_CRIT_LABEL.get(crit, crit)}: methods by mean gap (closest to Original first): {order}.")
     methods = set(df["method"])
+    d = df.groupby("method")["relative_gap"].mean()
     if {"adapt_ms", "uniform"} <= methods:
-        d = df.groupby("method")["relative_gap"].mean()
         best = d.drop([m for m in ("original", "optapp") if m in d]).idxmin()
         lines.append(
             "Ding et al. (AAAI 2019) report that, apart from OptApp, Adapt-MS's curves are the closest to Original's "
@@ -333,7 +330,6 @@ def summary_note(df):
             + (" (so Adapt-MS is closer on average)." if d["adapt_ms"] < d["uniform"] else
                " (so Adapt-MS is not closer on average: we do not reproduce that claim here)."))
     if {"optapp", "modified", "uniform"} <= methods:
-        d = df.groupby("method")["relative_gap"].mean()
         lines.append(
             "Ding et al. (TNNLS 2020) report OptApp and Modified closer to Original than the Nystrom approximations: "
             f"mean gaps here are OptApp {d['optapp']:.3g}, Modified {d['modified']:.3g}, Uniform {d['uniform']:.3g}.")

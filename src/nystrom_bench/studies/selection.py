@@ -26,7 +26,7 @@ import pandas as pd
 
 from .. import selection
 from ..learners import KRR, LSSVM
-from . import register
+from . import method_options, register
 from .consistency import ConsistencyStudy
 
 # Ding et al. (TNNLS 2020) Table I (C_ree) and Table II (C_ipe): MSE "mean+-sd(scale)" or MCA %, and time (s).
@@ -147,7 +147,7 @@ class SelectionStudy(ConsistencyStudy):
 
     def check_method(self, method_name, method_cfg, study_cfg):
         if method_cfg.get("approximation") == "cv":
-            extra = sorted(set(method_cfg) - {"approximation", "folds", "threads", "mem_mb", "runtime"})
+            extra = sorted(set(method_options(method_cfg)) - {"approximation", "folds"})
             if extra:
                 raise ValueError(f"a cv method takes only 'folds', not {extra}")
             folds = method_cfg.get("folds", 5)
