@@ -226,12 +226,17 @@ def run_study_stats(results_csv, info, out_paired, out_friedman):
     """Workflow stage: :func:`study_tests` on a study's result file, written atomically.
 
     ``info`` holds ``metrics`` (``{name: [label, lower_is_better]}``), ``tested_metrics``
-    (optional subset), ``reference``, ``coords`` and ``block_cols``.
+    (optional subset), ``reference``, ``coords`` and ``block_cols``, and optionally the study
+    ``kind`` (whose :meth:`~nystrom_bench.studies.Study.tested_rows` picks the rows tested).
     """
     from .atomic import write_csv
     from .results import read_results
 
     df = read_results(results_csv)
+    if info.get("kind"):
+        from . import studies
+
+        df = studies.get(info["kind"]).tested_rows(df)
     tested = info.get("tested_metrics") or list(info["metrics"])
     metrics = {m: bool(info["metrics"][m][1]) for m in tested}
     paired, fried = study_tests(df, metrics, info.get("reference"), info.get("coords", ()),

@@ -17,6 +17,7 @@ supplies only what is its own:
   :meth:`Study.score` -- or a whole :meth:`Study.evaluate` where one trial yields
   several numbers from one fit path (GNKR);
 - optional report hooks: :meth:`Study.report_tables` (a paper's layout),
+  :meth:`Study.tested_rows` (the rows the generic tests use),
   :meth:`Study.paper_curve` (the paper's numbers drawn beside ours),
   :meth:`Study.figures` (figures of its own), ``summary_coords`` (the coords the
   generic tables and per-scope tests break down by) and ``figure_coords``.
@@ -341,6 +342,11 @@ class Study:
         return row
 
     # -- report hooks ----------------------------------------------------------------------------
+    def tested_rows(self, df):
+        """The result rows the generic paired and Friedman tests use (default: all of them); a study
+        drops rows that have no counterpart in any block (e.g. an exact machine outside the grid)."""
+        return df
+
     def report_tables(self, df, study_cfg):
         """Extra ``(title, DataFrame, note)`` tables for the study's PDF (e.g. a paper's layout)."""
         return []
