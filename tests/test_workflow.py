@@ -65,6 +65,15 @@ TINY = {
         "methods": {"accurate": {"approximation": "exact"}, "nystrom": {"sampler": "uniform"},
                     "cv3": {"approximation": "cv", "folds": 3}},
         "params": {"log2_gammas": [-3, -1, 1]},
+    }, "integration_tiny": {  # a kind whose exact rows sit outside the grid (tested_rows) with report tables
+        "kind": "integration",
+        "datasets": ["wine", "diabetes"],
+        "seeds": [0, 1],
+        "kernels": {"gaussian": {"kernel": "gaussian"}},
+        "methods": {"exact": {"approximation": "exact"}, "uniform": {"sampler": "uniform"},
+                    "kmeans": {"sampler": "kmeans"}},
+        "reference": "uniform",
+        "params": {"ratios": [0.05, 0.2], "gamma_scales": [0.5, 1.0], "nus": [0.1, 0.3], "alphas": [0.01, 0.1]},
     }},
 }
 
@@ -173,6 +182,25 @@ def test_consistency_and_selection_blocks(workdir):
     assert len(tracking.active_runs("selection_tiny", uri)) == len(sel)
     text = "".join(p.extract_text() for p in PdfReader(workdir / "reports/selection_tiny.pdf").pages)
     assert "Table I (C_ree)" in text and "paper: housing" in text and "over data sets" in text
+
+
+@pytest.mark.slow
+def test_integration_block(workdir):
+    from pypdf import PdfReader
+
+    res = pd.read_csv(workdir / "results/integration_tiny/results.csv")
+    # per data set and seed: exact + 2 samplers x 2 ratios x (gsa, lla) for wine, x (gsa, lla, ncr) for diabetes
+    assert len(res) == 2 * (1 + 2 * 2 * 2) + 2 * (1 + 2 * 2 * 3)
+    assert res[res["dataset"] == "wine"]["test_accuracy"].between(0.5, 1).all()
+    assert set(res[res["dataset"] == "diabetes"]["integration"]) == {"exact", "gsa", "lla", "ncr"}
+    assert len(tracking.active_runs("integration_tiny", f"sqlite:///{workdir}/mlflow.db")) == len(res)
+    stats = pd.read_csv(workdir / "results/integration_tiny/stats.csv")
+    assert set(stats["method"]) == {"kmeans"} and "integration=exact" not in set(stats["scope"])
+    figs = workdir / "results/integration_tiny/figures"
+    for name in ("rel_error_by_sampler.png", "test_accuracy_by_sampler.png", "test_mse_by_sampler.png"):
+        assert (figs / name).stat().st_size > 1000
+    text = "".join(p.extract_text() for p in PdfReader(workdir / "reports/integration_tiny.pdf").pages)
+    assert "GSA vs LLA on relative rkhs error" in text and "Paper vs ours" in text and "Hyperparameters" in text
 
 
 @pytest.mark.slow

@@ -1,0 +1,198 @@
+"""The integration study kind (Li et al., geometric view): rows, tuning, recomputation, checks, report pieces."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nystrom_bench import data, integration, kernels, results, seeding, studies
+from nystrom_bench.config import ConfigError, check
+from nystrom_bench.learners import KRR, NuSVM
+from nystrom_bench.studies import integration as mod
+
+METHODS = {"exact": {"approximation": "exact"}, "uniform": {"sampler": "uniform"}, "kmeans": {"sampler": "kmeans"}}
+PARAMS = {"ratios": [0.05, 0.2], "gamma_scales": [0.5, 1.0], "nus": [0.1, 0.3], "alphas": [0.01, 0.1]}
+
+
+def _block(**kw):
+    return {"kind": "integration", "datasets": ["wine"], "seeds": [0], "scaling": "standardize",
+            "kernels": {"gaussian": {"kernel": "gaussian"}}, "methods": METHODS, "params": PARAMS,
+            "reference": "uniform", **kw}
+
+
+def _run(block, dataset, study="integration"):
+    X, y = data.obtain(dataset)
+    splits = {s: data.make_split(dataset, s, len(X), y) for s in block["seeds"]}
+    kind = studies.get("integration")
+    return kind.run(study, block, dataset, X, y, splits, None)
+
+
+def test_classification_rows_share_one_fit_and_recompute_from_the_public_api():
+    rows = _run(_block(), "wine")
+    assert len(rows) == 1 + 2 * 2 * 2  # exact + samplers x ratios x (gsa, lla)
+    exact = [r for r in rows if r["method"] == "exact"][0]
+    p = exact["params"]
+    assert exact["coords"] == {"integration": "exact"} and p["learner"] == "NuSVM"
+    assert p["candidates"] == 4 and p["nu"] in PARAMS["nus"] and p["gamma_scale"] in PARAMS["gamma_scales"]
+    assert set(exact["metrics"]) == {"test_accuracy", "fit_time", "predict_time"}
+    by = {(r["method"], r["coords"].get("ratio"), r["coords"]["integration"]): r for r in rows}
+    for m in ("uniform", "kmeans"):
+        for ratio in PARAMS["ratios"]:
+            gsa, lla = by[(m, ratio, "gsa")], by[(m, ratio, "lla")]
+            assert gsa["params"] == lla["params"] and gsa["params"]["n_landmarks"] == round(ratio * p["n_train"])
+            assert gsa["metrics"]["fit_time"] == lla["metrics"]["fit_time"]  # one training for both
+            assert 0 < gsa["metrics"]["rel_error"] and 0 < lla["metrics"]["rel_error"] < 1.5
+    # a row from the public API: the split, the tuned values, the trial's stream
+    sp = data.load("wine", seed=0)
+    ex = NuSVM(gamma=p["gamma"], nu=p["nu"], approximation="exact").fit(sp.X_train, sp.y_train)
+    assert ex.score(sp.X_test, sp.y_test) == pytest.approx(exact["metrics"]["test_accuracy"])
+    row = by[("kmeans", 0.2, "lla")]
+    model = NuSVM(gamma=p["gamma"], nu=p["nu"], sampler="kmeans", n_landmarks=row["params"]["n_landmarks"],
+                  random_state=seeding.rng(0, "integration", "wine")).fit(sp.X_train, sp.y_train)
+    assert integration.approximation_error(ex, model, mode="lla") == pytest.approx(row["metrics"]["rel_error"],
+                                                                                   rel=1e-9)
+    assert model.score(sp.X_test, sp.y_test, mode="gsa") == pytest.approx(
+        by[("kmeans", 0.2, "gsa")]["metrics"]["test_accuracy"])
+
+
+def test_tuning_picks_the_best_validation_score_of_the_grid():
+    from sklearn.model_selection import train_test_split
+
+    rows = _run(_block(methods={"exact": {"approximation": "exact"}}), "wine")
+    p = rows[0]["params"]
+    sp = data.load("wine", seed=0)
+    rng = seeding.rng(0, "integration", "wine", "validation")
+    fit, val = train_test_split(np.arange(len(sp.y_train)), test_size=0.2, random_state=int(rng.integers(2**31 - 1)),
+                                stratify=sp.y_train)
+    base = 1.0 / kernels.median_sq_dist(sp.X_train[fit])
+    scores = {(s, nu): NuSVM(gamma=s * base, nu=nu, approximation="exact").fit(sp.X_train[fit], sp.y_train[fit])
+              .score(sp.X_train[val], sp.y_train[val]) for s in PARAMS["gamma_scales"] for nu in PARAMS["nus"]}
+    assert p["validation_score"] == pytest.approx(max(scores.values()))
+    assert scores[(p["gamma_scale"], p["nu"])] == pytest.approx(max(scores.values()))
+    assert p["gamma"] == pytest.approx(p["gamma_scale"] * base)
+
+
+def test_infeasible_nus_are_not_candidates():
+    X, y = data.obtain("wine")
+    keep = (y != 2) | (np.arange(len(y)) % 6 == 0)  # class 2 rare: nu = 0.5 infeasible for its pairs
+    kind = studies.get("integration")
+    block = _block(methods={"exact": {"approximation": "exact"}}, params={**PARAMS, "nus": [0.1, 0.9]})
+    split = {0: data.make_split("wine", 0, int(keep.sum()), y[keep])}
+    rows = kind.run("integration", block, "wine", X[keep], y[keep], split, None)
+    assert rows[0]["params"]["nu"] == 0.1 and rows[0]["params"]["candidates"] == 2
+    with pytest.raises(ValueError, match="every nu in params.nus is infeasible"):
+        kind.run("integration", {**block, "params": {**PARAMS, "nus": [0.9]}}, "wine", X[keep], y[keep], split, None)
+
+
+def test_regression_rows_gsa_lla_ncr_and_ncr_equals_lla():
+    block = _block(datasets=["diabetes"], methods={"exact": {"approximation": "exact"},
+                                                   "uniform": {"sampler": "uniform"}}, params={**PARAMS, "ratios": [0.1]})
+    rows = _run(block, "diabetes")
+    assert len(rows) == 1 + 3
+    by = {r["coords"]["integration"]: r for r in rows}
+    assert by["exact"]["params"]["learner"] == "KRR" and by["exact"]["params"]["alpha"] in PARAMS["alphas"]
+    assert by["ncr"]["metrics"]["rel_error"] == pytest.approx(by["lla"]["metrics"]["rel_error"], rel=1e-6)
+    assert by["ncr"]["metrics"]["test_mse"] == pytest.approx(by["lla"]["metrics"]["test_mse"], rel=1e-6)
+    assert by["gsa"]["params"]["n_landmarks"] == by["lla"]["params"]["n_landmarks"] == round(0.1 * 309)
+    # test MSE is in units of the training targets' variance
+    sp = data.load("diabetes", seed=0)
+    mean, sd = sp.y_train.mean(), sp.y_train.std()
+    p = by["exact"]["params"]
+    ex = KRR(gamma=p["gamma"], alpha=p["alpha"], approximation="exact").fit(sp.X_train, (sp.y_train - mean) / sd)
+    want = np.mean((ex.predict(sp.X_test) - (sp.y_test - mean) / sd) ** 2)
+    assert by["exact"]["metrics"]["test_mse"] == pytest.approx(want)
+    lla = KRR(gamma=p["gamma"], alpha=p["alpha"], n_landmarks=31, mode="lla",
+              random_state=seeding.rng(0, "integration", "diabetes")).fit(sp.X_train, (sp.y_train - mean) / sd)
+    assert integration.approximation_error(ex, lla) == pytest.approx(by["lla"]["metrics"]["rel_error"], rel=1e-9)
+
+
+@pytest.mark.parametrize("patch, match", [
+    ({"params": {"ratios": [0, 0.1]}}, r"ratios must be a non-empty list of numbers in \(0, 1\]"),
+    ({"params": {"nus": [1.5]}}, "nus must be"),
+    ({"params": {"gamma_scales": [1, 1]}}, "repeated"),
+    ({"params": {"validation_fraction": 0.9}}, "validation_fraction"),
+    ({"params": {"max_iter": 0}}, "max_iter"),
+    ({"params": {"folds": 3}}, "unknown parameter"),
+    ({"methods": {"x": {"sampler": "nope"}}}, "unknown sampler 'nope'"),
+    ({"methods": {"x": {"sampler": "adaptive_ms"}}}, "needs targets"),
+    ({"methods": {"x": {"approximation": "mcm"}}}, "'exact' or 'nystrom'"),
+    ({"methods": {"x": {"n_landmarks": 10}}}, "unknown key"),
+    ({"kernels": {"g": {"kernel": "gaussian", "gamma": 0.5}}}, "gamma is tuned"),
+    ({"kernels": {"l": {"kernel": "laplacian"}}}, "supports the kernels gaussian"),
+])
+def test_config_errors_name_the_fix(patch, match):
+    block = {**_block(), **patch}
+    block.pop("kind")
+    if patch.get("methods"):
+        block["reference"] = "x"
+    with pytest.raises(ConfigError, match=match):
+        check({"studies": {"integration": block}})
+
+
+def _frame():
+    """A synthetic result frame: GSA better on error everywhere but one cell, LLA better in accuracy."""
+    rows = []
+    for ds in ("a", "b"):
+        for seed in (0, 1):
+            rows.append({"dataset": ds, "method": "exact", "kernel": "g", "seed": seed,
+                         "coords": {"integration": "exact"},
+                         "params": {"gamma": 0.5, "sigma_equivalent": 1.0, "nu": 0.2, "validation_score": 0.9,
+                                    "validation_metric": "accuracy", "learner": "NuSVM", "n_train": 100},
+                         "metrics": {"test_accuracy": 0.9, "fit_time": 1.0, "predict_time": 0.1}})
+            for m in ("uniform", "kmeans"):
+                for ratio in (0.1, 0.2):
+                    for mode in ("gsa", "lla"):
+                        err = (0.2 if mode == "gsa" else 0.3) / ratio
+                        if ds == "b" and m == "kmeans" and ratio == 0.2 and mode == "gsa":
+                            err = 10.0
+                        rows.append({"dataset": ds, "method": m, "kernel": "g", "seed": seed,
+                                     "coords": {"ratio": ratio, "integration": mode},
+                                     "params": {"n_landmarks": 10},
+                                     "metrics": {"rel_error": err, "test_accuracy": 0.8 if mode == "gsa" else 0.85,
+                                                 "fit_time": 0.1, "predict_time": 0.01 if mode == "lla" else 0.05}})
+    return pd.read_csv(_csv(results.frame("s", rows, mod.IntegrationStudy.coords)))
+
+
+def _csv(df):
+    import io
+
+    buf = io.StringIO()
+    df.to_csv(buf, index=False)
+    buf.seek(0)
+    return buf
+
+
+def test_gsa_vs_lla_table_counts_cells_and_tests_them():
+    df = _frame()
+    t = mod.gsa_vs_lla(df, "rel_error").set_index("data set")
+    assert t.loc["a", "cells"] == 4 and t.loc["a", "GSA better"] == 4 and t.loc["a", "LLA better"] == 0
+    assert t.loc["b", "GSA better"] == 3 and t.loc["b", "LLA better"] == 1
+    assert t.loc["all data sets", "cells"] == 8 and t.loc["all data sets", "GSA better"] == 7
+    acc = mod.gsa_vs_lla(df, "test_accuracy", lower_is_better=False).set_index("data set")
+    assert acc.loc["all data sets", "LLA better"] == 8
+    text = mod.paper_vs_ours(df)
+    assert "closer to the exact solution than LLA in 7 of 8" in text and "LLA is closer than GSA in 1 of 4" in text
+    assert "b/kmeans" in text
+
+
+def test_tested_rows_drop_the_exact_machine_and_tables_render():
+    df = _frame()
+    kind = studies.get("integration")
+    assert set(kind.tested_rows(df)["integration"]) == {"gsa", "lla"}
+    tables = kind.report_tables(df, {})
+    titles = [t[0] for t in tables]
+    assert any(t.startswith("GSA vs LLA on relative rkhs error") for t in titles)
+    assert "Paper vs ours" in tables[0][2]
+    tuned = mod.tuned_table(df, paper=False)
+    assert list(tuned["nu"]) == ["0.2", "0.2"] and "paper: n train / cols" not in tuned
+    times = mod.time_table(df)
+    assert set(times.columns) >= {"predict GSA", "predict LLA", "exact train / predict"}
+
+
+def test_paper_table_ii_has_the_four_data_sets_and_they_are_registered():
+    assert set(mod.PAPER_TABLE_II) == set(mod.PAPER_FINDINGS) == {"usps", "gisette", "phishing", "dna"}
+    for name in mod.PAPER_TABLE_II:
+        info = data.info(name)
+        assert info["task"] in ("binary", "multiclass")
+    assert json.loads(json.dumps(mod.PAPER_TABLE_II))["dna"]["train"] == 2000
