@@ -207,3 +207,14 @@ def test_approximation_error_rejects_mismatched_models(data):
         approximation_error(kr, KRR(gamma=GAMMA, n_landmarks=10, mode="gsa").fit(X, t), mode="lla")
     with pytest.raises(ValueError, match="scale= applies to NuSVM"):
         approximation_error(kr, KRR(gamma=GAMMA, n_landmarks=10).fit(X, t), scale="nu")
+
+
+def test_max_feasible_nu_is_the_tightest_pair_bound():
+    from nystrom_bench.learners import max_feasible_nu
+
+    y = np.repeat(["a", "b", "c"], [10, 30, 60])
+    assert max_feasible_nu(y) == pytest.approx(2 * 10 / 70)
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    NuSVM(nu=max_feasible_nu(y) - 1e-9, approximation="exact").fit(X, y)
+    with pytest.raises(ValueError, match="infeasible"):
+        NuSVM(nu=max_feasible_nu(y) + 1e-3, approximation="exact").fit(X, y)

@@ -56,21 +56,32 @@ def test_classification_rows_share_one_fit_and_recompute_from_the_public_api():
         by[("kmeans", 0.2, "gsa")]["metrics"]["test_accuracy"])
 
 
-def test_tuning_picks_the_best_validation_score_of_the_grid():
+@pytest.mark.parametrize("dataset", ["wine", "diabetes"])
+def test_tuning_picks_the_best_validation_score_of_the_grid(dataset):
+    """Brute force with the estimators: NuSVM accuracy (wine) or KRR R^2 of standardised targets (diabetes)."""
     from sklearn.model_selection import train_test_split
 
-    rows = _run(_block(methods={"exact": {"approximation": "exact"}}), "wine")
+    rows = _run(_block(datasets=[dataset], methods={"exact": {"approximation": "exact"}}), dataset)
     p = rows[0]["params"]
-    sp = data.load("wine", seed=0)
-    rng = seeding.rng(0, "integration", "wine", "validation")
-    fit, val = train_test_split(np.arange(len(sp.y_train)), test_size=0.2, random_state=int(rng.integers(2**31 - 1)),
-                                stratify=sp.y_train)
+    sp = data.load(dataset, seed=0)
+    classify = dataset == "wine"
+    y = sp.y_train if classify else (sp.y_train - sp.y_train.mean()) / sp.y_train.std()
+    rng = seeding.rng(0, "integration", dataset, "validation")
+    fit, val = train_test_split(np.arange(len(y)), test_size=0.2, random_state=int(rng.integers(2**31 - 1)),
+                                stratify=y if classify else None)
     base = 1.0 / kernels.median_sq_dist(sp.X_train[fit])
-    scores = {(s, nu): NuSVM(gamma=s * base, nu=nu, approximation="exact").fit(sp.X_train[fit], sp.y_train[fit])
-              .score(sp.X_train[val], sp.y_train[val]) for s in PARAMS["gamma_scales"] for nu in PARAMS["nus"]}
-    assert p["validation_score"] == pytest.approx(max(scores.values()))
-    assert scores[(p["gamma_scale"], p["nu"])] == pytest.approx(max(scores.values()))
-    assert p["gamma"] == pytest.approx(p["gamma_scale"] * base)
+
+    def model(s, h):
+        return (NuSVM(gamma=s * base, nu=h, approximation="exact") if classify
+                else KRR(gamma=s * base, alpha=h, approximation="exact"))
+
+    grid = PARAMS["nus"] if classify else PARAMS["alphas"]
+    scores = {(s, h): model(s, h).fit(sp.X_train[fit], y[fit]).score(sp.X_train[val], y[val])
+              for s in PARAMS["gamma_scales"] for h in grid}
+    hyper = "nu" if classify else "alpha"
+    assert p["validation_score"] == pytest.approx(max(scores.values()), rel=1e-9)
+    assert scores[(p["gamma_scale"], p[hyper])] == pytest.approx(max(scores.values()), rel=1e-9)
+    assert p["gamma"] == pytest.approx(p["gamma_scale"] * base) and p["candidates"] == len(scores)
 
 
 def test_infeasible_nus_are_not_candidates():

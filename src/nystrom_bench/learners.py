@@ -40,7 +40,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import approx, kernels, sampling
 from .seeding import check_random_state
 
-__all__ = ["KRR", "GNKR", "gnkr_path", "LSSVM", "NuSVM"]
+__all__ = ["KRR", "GNKR", "gnkr_path", "LSSVM", "NuSVM", "max_feasible_nu"]
 
 
 def _psd_solve(A, b):
@@ -824,6 +824,15 @@ class LSSVM(ClassifierMixin, BaseEstimator):
 def _ovo_pairs(n_classes):
     """The one-vs-one problems ``(i, j)``, ``i < j``, in libsvm's (and scikit-learn's) order."""
     return [(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)]
+
+
+def max_feasible_nu(y):
+    """The largest nu a nu-SVM accepts for labels y: ``min 2 min(n_i, n_j) / (n_i + n_j)`` over the class pairs."""
+    counts = np.unique(y, return_counts=True)[1]
+    if len(counts) < 2:
+        raise ValueError("max_feasible_nu needs at least 2 classes")
+    # 2 a / (a + b) = 2 / (1 + b / a) (a <= b) is smallest for the rarest class against the largest
+    return float(2 * counts.min() / (counts.min() + counts.max()))
 
 
 def _ovo_duals(svc, n_samples):
