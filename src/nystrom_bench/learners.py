@@ -57,6 +57,32 @@ def _as_columns(a):
     return a[:, None] if a.ndim == 1 else a
 
 
+def _class_indices(est, y):
+    """Set ``est.classes_`` (sorted labels) and return y as indices into it; at least two classes."""
+    check_classification_targets(y)
+    est.classes_, y_idx = np.unique(y, return_inverse=True)
+    if len(est.classes_) < 2:
+        raise ValueError(f"{type(est).__name__} needs samples of at least 2 classes in the data, but the data "
+                         f"contain only 1 class: {est.classes_[0]!r}")
+    return y_idx
+
+
+def _keep_landmarks(est, op, X):
+    """Store what a Nystrom predictor ``cross(x) @ coef`` needs of the operator: the landmark points and
+    their indices in X, or the sketch and the training X."""
+    est.landmarks_, est.component_indices_ = op.Z, op.landmark_indices
+    est.sketch_ = None if op.S is None else np.asarray(op.S)
+    if op.S is not None:
+        est.X_fit_ = X
+
+
+def _landmark_expansion(est, coef):
+    """``cross(x) @ coef`` as an expansion ``K(x, points) @ c``: ``(points, c, indices of the points in X or None)``."""
+    if est.sketch_ is None:
+        return est.landmarks_, coef, est.component_indices_
+    return est.X_fit_, est.sketch_ @ coef, np.arange(len(est.X_fit_))
+
+
 def _estimator_kernel(est, X, where):
     """The kernel of an estimator with ``kernel, gamma, sigma, degree, coef0`` parameters: the
     non-None ones through ``kernels.from_spec`` (data-driven widths resolved on X)."""
@@ -734,11 +760,7 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(f"LSSVM needs samples of at least 2 classes in the data, but the data contain only "
-                             f"1 class: {self.classes_[0]!r}")
+        y_idx = _class_indices(self, y)
         t0 = time.perf_counter()
         for name in self._FIT_ATTRS:
             self.__dict__.pop(name, None)
@@ -765,10 +787,7 @@ class LSSVM(ClassifierMixin, BaseEstimator):
             self.dual_coef_, self.X_fit_ = a, X
         else:
             self.coef_ = op.T @ op.Vt(a)  # f(x) = phi(x)^T V^T a + b = cross(x) T V^T a + b
-            self.landmarks_, self.component_indices_ = op.Z, op.landmark_indices
-            self.sketch_ = None if op.S is None else np.asarray(op.S)
-            if op.S is not None:
-                self.X_fit_ = X
+            _keep_landmarks(self, op, X)
         self.fit_time_ = time.perf_counter() - t0
         return self
 
@@ -785,24 +804,17 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "intercept_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        if hasattr(self, "dual_coef_"):  # exact (the fitted state, not a parameter set since)
-            f = self.kernel_.mmv(X, self.X_fit_, self.dual_coef_)
-        elif self.sketch_ is None:
-            f = self.kernel_.mmv(X, self.landmarks_, self.coef_)
-        else:
-            f = self.kernel_.mmv(X, self.X_fit_, self.sketch_ @ self.coef_)
-        f += self.intercept_
+        points, coef, _ = self._rkhs_expansion()
+        f = self.kernel_.mmv(X, points, coef) + self.intercept_
         return f[:, 0] if len(self.classes_) == 2 else f
 
     def _rkhs_expansion(self, mode=None):
         """The predictor's ``w`` of every column as ``sum_i coef[i] phi(points[i])``:
         ``(points, coef, indices of points in the training X or None)``."""
         check_is_fitted(self, "intercept_")
-        if hasattr(self, "dual_coef_"):
+        if hasattr(self, "dual_coef_"):  # exact (the fitted state, not a parameter set since)
             return self.X_fit_, self.dual_coef_, np.arange(len(self.X_fit_))
-        if self.sketch_ is not None:
-            return self.X_fit_, self.sketch_ @ self.coef_, np.arange(len(self.X_fit_))
-        return self.landmarks_, self.coef_, self.component_indices_
+        return _landmark_expansion(self, self.coef_)
 
     def predict(self, X):
         """Class labels: ``classes_[1]`` where the decision value is > 0 (two classes), else the argmax.
@@ -1061,11 +1073,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
 
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(f"NuSVM needs samples of at least 2 classes in the data, but the data contain only "
-                             f"1 class: {self.classes_[0]!r}")
+        y_idx = _class_indices(self, y)
         self.pairs_ = _ovo_pairs(len(self.classes_))
         self._check_nu(y_idx)
         t0 = time.perf_counter()
@@ -1089,10 +1097,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         if self.approximation == "nystrom":
             # LLA: w = F(X)^T a per problem; f(x) = F(x) w + b = cross(x) (T w) + b
             self.coef_ = op.T @ (F[support].T @ A.T)
-            self.landmarks_, self.component_indices_ = op.Z, op.landmark_indices
-            self.sketch_ = None if op.S is None else np.asarray(op.S)
-            if op.S is not None:
-                self.X_fit_ = X
+            _keep_landmarks(self, op, X)
             self.n_components_ = op.rank
         self.fit_time_ = time.perf_counter() - t0
         return self
@@ -1106,13 +1111,8 @@ class NuSVM(ClassifierMixin, BaseEstimator):
     def _ovo_values(self, X, mode):
         check_is_fitted(self, "dual_coef_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        if self._resolve_mode(mode) == "gsa":
-            F = self.kernel_.mmv(X, self.support_vectors_, self.dual_coef_.T)
-        elif self.sketch_ is None:
-            F = self.kernel_.mmv(X, self.landmarks_, self.coef_)
-        else:
-            F = self.kernel_.mmv(X, self.X_fit_, self.sketch_ @ self.coef_)
-        return F + self.intercept_
+        points, coef, _ = self._rkhs_expansion(mode, scale="decision")
+        return self.kernel_.mmv(X, points, coef) + self.intercept_
 
     def decision_function(self, X, mode=None):
         """Decision values: positive for ``classes_[1]`` (two classes), else scikit-learn's 'ovr' values
@@ -1154,9 +1154,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "dual_coef_")
         if scale not in ("nu", "decision"):
             raise ValueError(f"NuSVM: scale must be 'nu' or 'decision', got {scale!r}")
-        factor = self.rho_ if scale == "nu" else np.ones_like(self.rho_)
+        factor = self.rho_ if scale == "nu" else 1.0
         if self._resolve_mode(mode) == "gsa":
             return self.support_vectors_, self.dual_coef_.T * factor, self.support_
-        if self.sketch_ is None:
-            return self.landmarks_, self.coef_ * factor, self.component_indices_
-        return self.X_fit_, self.sketch_ @ self.coef_ * factor, np.arange(len(self.X_fit_))
+        return _landmark_expansion(self, self.coef_ * factor)
