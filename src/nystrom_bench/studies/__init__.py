@@ -42,7 +42,7 @@ import numpy as np
 
 from .. import data, kernels, seeding
 
-__all__ = ["Study", "Trial", "register", "get", "available", "RESOURCE_KEYS"]
+__all__ = ["Study", "Trial", "register", "get", "available", "RESOURCE_KEYS", "check_sampler", "method_options"]
 
 _REGISTRY = {}
 
@@ -74,6 +74,14 @@ def get(name):
         return _REGISTRY[name]()
     except KeyError:
         raise ValueError(f"unknown study kind {name!r}; choose one of {', '.join(sorted(_REGISTRY))}") from None
+
+
+def check_sampler(name):
+    """ValueError naming the choices unless ``name`` is a registered landmark sampler."""
+    from .. import sampling
+
+    if name not in sampling.available():
+        raise ValueError(f"unknown sampler {name!r}; choose one of {', '.join(sampling.available())}")
 
 
 def method_options(method_cfg):
@@ -178,17 +186,22 @@ class Study:
                                  f"{self.name!r} (it honours: {allowed}){self.kernel_keys_note}; remove them")
         return spec
 
+    def check_method_keys(self, method_cfg):
+        """The method block's estimator options; ValueError for a key outside ``method_keys``."""
+        opts = method_options(method_cfg)
+        if self.method_keys is not None:
+            unknown = sorted(set(opts) - set(self.method_keys))
+            if unknown:
+                raise ValueError(f"unknown key(s) {unknown}; allowed: {sorted({*self.method_keys, *RESOURCE_KEYS})}")
+        return opts
+
     def check_method(self, method_name, method_cfg, study_cfg):
         """Raise ValueError naming the problem if a method block is invalid.
 
         Default: keys against ``method_keys``, then the estimator's own parameter
         validation on a placeholder kernel (widths set to 1).
         """
-        opts = method_options(method_cfg)
-        if self.method_keys is not None:
-            unknown = sorted(set(opts) - set(self.method_keys))
-            if unknown:
-                raise ValueError(f"unknown key(s) {unknown}; allowed: {sorted({*self.method_keys, *RESOURCE_KEYS})}")
+        opts = self.check_method_keys(method_cfg)
         params = self.resolve_params(study_cfg.get("params"))
         for kspec in study_cfg["kernels"].values():
             kern = kernels.from_spec(_placeholder_widths(kspec))

@@ -36,8 +36,8 @@ import numbers
 import numpy as np
 import pandas as pd
 
-from .. import sampling, selection
-from . import Study, method_options, register
+from .. import selection
+from . import Study, check_sampler, register
 
 #: method labels of the papers (config labels map to these in the report where they match)
 PAPER_NAMES = {
@@ -115,17 +115,12 @@ class ConsistencyStudy(Study):
     def check_method(self, method_name, method_cfg, study_cfg):
         from .. import data
 
-        opts = method_options(method_cfg)
-        unknown = sorted(set(opts) - set(self.method_keys))
-        if unknown:
-            raise ValueError(f"unknown key(s) {unknown}; allowed: {sorted(self.method_keys)}")
+        opts = self.check_method_keys(method_cfg)
         approximation = opts.get("approximation", "nystrom")
         if approximation not in selection.APPROXIMATIONS:
             raise ValueError(f"unknown approximation {approximation!r}; choose one of "
                              f"{', '.join(selection.APPROXIMATIONS)}")
-        sampler = opts.get("sampler", "uniform")
-        if sampler not in sampling.available():
-            raise ValueError(f"unknown sampler {sampler!r}; choose one of {', '.join(sampling.available())}")
+        check_sampler(opts.get("sampler", "uniform"))
         for key in ("rank", "levels", "s"):
             if key in opts and (not isinstance(opts[key], numbers.Integral) or opts[key] < 1):
                 raise ValueError(f"{key} must be an integer >= 1, got {opts[key]!r}")

@@ -45,7 +45,7 @@ from scipy import linalg
 from .. import kernels, sampling, seeding
 from ..integration import approximation_error
 from ..learners import KRR, NuSVM, max_feasible_nu
-from . import Study, method_options, register
+from . import Study, check_sampler, register
 
 #: Li et al.'s Table II as extracted from the seed text (the kernel-parameter and nu columns lost
 #: their headers; the phishing row does not match LIBSVM's phishing set: 11,055 x 68, 2 classes)
@@ -131,15 +131,11 @@ class IntegrationStudy(Study):
             raise ValueError(f"max_iter must be -1 (no limit) or a positive integer, got {p['max_iter']!r}")
 
     def check_method(self, method_name, method_cfg, study_cfg):
-        opts = method_options(method_cfg)
-        unknown = sorted(set(opts) - set(self.method_keys))
-        if unknown:
-            raise ValueError(f"unknown key(s) {unknown}; allowed: {sorted(self.method_keys)}")
+        opts = self.check_method_keys(method_cfg)
         if opts.get("approximation", "nystrom") not in ("exact", "nystrom"):
             raise ValueError(f"approximation must be 'exact' or 'nystrom', got {opts['approximation']!r}")
         sampler = opts.get("sampler", "uniform")
-        if sampler not in sampling.available():
-            raise ValueError(f"unknown sampler {sampler!r}; choose one of {', '.join(sampling.available())}")
+        check_sampler(sampler)
         if sampling.needs_y(sampler):
             raise ValueError(f"sampler {sampler!r} needs targets; this study compares label-free samplers")
 

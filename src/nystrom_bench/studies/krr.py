@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import sampling
 from ..learners import KRR
-from . import Study, register
+from . import Study, check_sampler, register
 
 
 @register
@@ -40,9 +39,7 @@ class KRRStudy(Study):
         KRR(alpha=params.get("alpha", 1e-3))._validate_params()
 
     def check_method(self, method_name, method_cfg, study_cfg):
-        sampler = method_cfg.get("sampler", "uniform")
-        if sampler not in sampling.available():
-            raise ValueError(f"unknown sampler {sampler!r}; choose one of {', '.join(sampling.available())}")
+        check_sampler(method_cfg.get("sampler", "uniform"))
         super().check_method(method_name, method_cfg, study_cfg)
 
     def landmark_counts(self, params, method_name, method_cfg):
