@@ -218,3 +218,21 @@ def test_max_feasible_nu_is_the_tightest_pair_bound():
     NuSVM(nu=max_feasible_nu(y) - 1e-9, approximation="exact").fit(X, y)
     with pytest.raises(ValueError, match="infeasible"):
         NuSVM(nu=max_feasible_nu(y) + 1e-3, approximation="exact").fit(X, y)
+
+
+@pytest.mark.parametrize("binary", [True, False])
+@pytest.mark.parametrize("sampler", ["uniform", "kmeans", "gaussian_sketch"])
+def test_batched_errors_equal_the_single_ones(data, binary, sampler):
+    from nystrom_bench.integration import approximation_errors
+
+    X, y, _ = data
+    y = _labels(y, binary)
+    exact = NuSVM(gamma=GAMMA, nu=0.3, approximation="exact").fit(X, y)
+    model = NuSVM(gamma=GAMMA, nu=0.3, n_landmarks=15, sampler=sampler, random_state=0).fit(X, y)
+    got = approximation_errors(exact, model)
+    assert set(got) == {(m, s) for m in ("gsa", "lla") for s in ("nu", "decision")}
+    for (mode, scale), value in got.items():
+        assert value == pytest.approx(approximation_error(exact, model, mode=mode, scale=scale), rel=1e-7)
+    with pytest.raises(ValueError, match="for NuSVM models"):
+        t = (y == "a").astype(float)
+        approximation_errors(KRR(gamma=GAMMA, approximation="exact").fit(X, t), KRR(gamma=GAMMA).fit(X, t))

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["approximation_error", "rkhs_sq_distance", "MODES"]
+__all__ = ["approximation_error", "approximation_errors", "rkhs_sq_distance", "MODES"]
 
 #: the integrations of a Nystrom approximation into a kernel machine
 MODES = ("gsa", "lla", "ncr")
@@ -78,17 +78,8 @@ def rkhs_sq_distance(kernel, P, a, Q, b, P_index=None, Q_index=None):
     a, b = _columns(a), _columns(b)
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"the expansions have {a.shape[1]} and {b.shape[1]} columns")
-    if P_index is not None and Q_index is not None:
-        P_index, Q_index = np.asarray(P_index), np.asarray(Q_index)
-        union = np.union1d(P_index, Q_index)
-        pa, pb = np.searchsorted(union, P_index), np.searchsorted(union, Q_index)
-        points = np.empty((len(union), np.shape(P)[1]))
-        points[pa], points[pb] = P, Q
-        d = np.zeros((len(union), a.shape[1]))
-        np.add.at(d, pa, a)
-        np.add.at(d, pb, -b)
-    else:
-        points, d = np.vstack([P, Q]), np.vstack([a, -b])
+    points, (ca, cb) = _on_union([(P, a, P_index), (Q, b, Q_index)])
+    d = ca - cb
     keep = np.any(d != 0, axis=1)
     points, d = points[keep], d[keep]
     if not len(d):
@@ -96,8 +87,85 @@ def rkhs_sq_distance(kernel, P, a, Q, b, P_index=None, Q_index=None):
     return max(float(np.sum(d * kernel.mmv(points, points, d))), 0.0)
 
 
+def _on_union(expansions):
+    """Expansions ``(points, coef, indices or None)`` rewritten over one point set: ``(points, [coef on it])``.
+    When every expansion has indices (into one training X) a point shared by several appears once."""
+    if all(e[2] is not None for e in expansions):
+        idx = [np.asarray(e[2]) for e in expansions]
+        union = np.unique(np.concatenate(idx))
+        points = np.empty((len(union), np.shape(expansions[0][0])[1]))
+        blocks = []
+        for (P, c, _), i in zip(expansions, idx, strict=True):
+            pos = np.searchsorted(union, i)
+            points[pos] = P
+            block = np.zeros((len(union), c.shape[1]))
+            np.add.at(block, pos, c)
+            blocks.append(block)
+        return points, blocks
+    points = np.vstack([e[0] for e in expansions])
+    starts = np.cumsum([0] + [len(e[0]) for e in expansions])
+    blocks = []
+    for (_, c, _), lo, hi in zip(expansions, starts[:-1], starts[1:], strict=True):
+        block = np.zeros((len(points), c.shape[1]))
+        block[lo:hi] = c
+        blocks.append(block)
+    return points, blocks
+
+
 def _same_kernel(k1, k2):
     return k1.name == k2.name and k1.params() == k2.params()
+
+
+def _check_pair(exact, approx):
+    for name, est in (("exact", exact), ("approx", approx)):
+        if not hasattr(est, "_rkhs_expansion"):
+            raise TypeError(f"approximation_error: {name} is a {type(est).__name__}, which has no kernel "
+                            "expansion; pass fitted KRR, NuSVM or LSSVM models")
+    if getattr(exact, "approximation", "exact") != "exact":
+        raise ValueError("approximation_error: the first model must be fitted with approximation='exact'")
+    if type(exact) is not type(approx):
+        raise ValueError(f"approximation_error: compare models of one class, got {type(exact).__name__} and "
+                         f"{type(approx).__name__}")
+    if not _same_kernel(exact.kernel_, approx.kernel_):
+        raise ValueError(f"approximation_error: the models use different kernels ({exact.kernel_!r} vs "
+                         f"{approx.kernel_!r}); fit both with the same kernel parameters")
+    if hasattr(exact, "classes_") and not np.array_equal(exact.classes_, approx.classes_):
+        raise ValueError("approximation_error: the models were fitted on different classes")
+
+
+def approximation_errors(exact, approx, modes=("gsa", "lla"), scales=("nu", "decision")):
+    """Every relative error of :func:`approximation_error` for a fitted NuSVM pair at once:
+    ``{(mode, scale): ||w* - w|| / ||w*||}``.
+
+    One block-wise kernel pass over the union of the support vectors and landmarks gives
+    every per-problem inner product ``<w*, w*>``, ``<w*, w_mode>``, ``<w_mode, w_mode>`` at
+    libsvm's scale; the nu scale multiplies them by the margins ``rho_``.  The distance then
+    comes from ``||w*||^2 - 2 <w*, w> + ||w||^2``, which loses relative precision when the
+    error is below about 1e-7 of ``||w*||`` (use :func:`approximation_error` there).
+    """
+    _check_pair(exact, approx)
+    if not hasattr(exact, "rho_"):
+        raise ValueError(f"approximation_errors is for NuSVM models, not {type(exact).__name__}; "
+                         "use approximation_error")
+    expansions = [exact._rkhs_expansion(scale="decision")]
+    expansions += [approx._rkhs_expansion(m, scale="decision") for m in modes]
+    points, blocks = _on_union([(P, _columns(c), i) for P, c, i in expansions])
+    C = np.hstack(blocks)
+    G = C.T @ exact.kernel_.mmv(points, points, C)
+    t = blocks[0].shape[1]
+
+    def inner(i, j):  # per-problem <w_i, w_j> of expansions i and j
+        return np.diag(G[i * t:(i + 1) * t, j * t:(j + 1) * t])
+
+    out = {}
+    for scale in scales:
+        f0 = exact.rho_ if scale == "nu" else np.ones(t)
+        f1 = approx.rho_ if scale == "nu" else np.ones(t)
+        norm_sq = np.sum(f0**2 * inner(0, 0))
+        for k, mode in enumerate(modes, 1):
+            sq = np.sum(f0**2 * inner(0, 0) - 2 * f0 * f1 * inner(0, k) + f1**2 * inner(k, k))
+            out[(mode, scale)] = float(np.sqrt(max(sq, 0.0) / norm_sq))
+    return out
 
 
 def approximation_error(exact, approx, mode=None, relative=True, scale=None):
@@ -129,20 +197,7 @@ def approximation_error(exact, approx, mode=None, relative=True, scale=None):
     -------
     float
     """
-    for name, est in (("exact", exact), ("approx", approx)):
-        if not hasattr(est, "_rkhs_expansion"):
-            raise TypeError(f"approximation_error: {name} is a {type(est).__name__}, which has no kernel "
-                            "expansion; pass fitted KRR, NuSVM or LSSVM models")
-    if getattr(exact, "approximation", "exact") != "exact":
-        raise ValueError("approximation_error: the first model must be fitted with approximation='exact'")
-    if type(exact) is not type(approx):
-        raise ValueError(f"approximation_error: compare models of one class, got {type(exact).__name__} and "
-                         f"{type(approx).__name__}")
-    if not _same_kernel(exact.kernel_, approx.kernel_):
-        raise ValueError(f"approximation_error: the models use different kernels ({exact.kernel_!r} vs "
-                         f"{approx.kernel_!r}); fit both with the same kernel parameters")
-    if hasattr(exact, "classes_") and not np.array_equal(exact.classes_, approx.classes_):
-        raise ValueError("approximation_error: the models were fitted on different classes")
+    _check_pair(exact, approx)
     extra = {}
     if scale is not None:
         if not hasattr(exact, "rho_"):
