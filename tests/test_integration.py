@@ -7,7 +7,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from nystrom_bench import approx, kernels
 from nystrom_bench.integration import approximation_error, rkhs_sq_distance
-from nystrom_bench.learners import KRR, LSSVM, NuSVM, _ovo_duals
+from nystrom_bench.learners import KRR, LSSVM, NuSVM
+from nystrom_bench.learners.nusvm import _ovo_duals
 
 GAMMA = 0.5
 

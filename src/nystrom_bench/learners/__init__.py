@@ -1,0 +1,15 @@
+"""Learners: scikit-learn-compatible estimators on top of kernel operators, one module per family.
+
+- :mod:`.krr` -- ``KRR``: kernel ridge regression, exact or Nystrom (gsa, lla, ncr);
+- :mod:`.gnkr` -- ``GNKR``, ``gnkr_path``: generalized Nystrom kernel regression (Chen et al., NIPS 2016);
+- :mod:`.lssvm` -- ``LSSVM``: least-squares SVM with bias (Suykens), exact or Nystrom;
+- :mod:`.nusvm` -- ``NuSVM``: nu-SVM, exact or Nystrom with GSA / LLA prediction (Li et al.);
+- :mod:`._base` -- what they share (kernel and landmark parameters, landmark choice).
+"""
+
+from .gnkr import GNKR, gnkr_path
+from .krr import KRR
+from .lssvm import LSSVM
+from .nusvm import NuSVM, max_feasible_nu
+
+__all__ = ["KRR", "GNKR", "gnkr_path", "LSSVM", "NuSVM", "max_feasible_nu"]

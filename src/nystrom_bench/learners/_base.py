@@ -1,0 +1,98 @@
+"""What the kernel estimators share: kernel and landmark parameters, the landmark choice, class
+labels, the Nystrom predictor's bookkeeping, a PSD solve."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy import linalg
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+
+from .. import approx, kernels, sampling
+from ..seeding import check_random_state
+
+
+def _psd_solve(A, b):
+    """Solve a symmetric PSD system; Cholesky, falling back to least squares if singular."""
+    try:
+        return linalg.cho_solve(linalg.cho_factor(A, lower=True, check_finite=False), b, check_finite=False)
+    except linalg.LinAlgError:
+        A = (A + A.T) / 2
+        return linalg.lstsq(A, b, cond=approx.RCOND, check_finite=False)[0]
+
+
+def _as_columns(a):
+    a = np.asarray(a, dtype=np.float64)
+    return a[:, None] if a.ndim == 1 else a
+
+
+def _class_indices(est, y):
+    """Set ``est.classes_`` (sorted labels) and return y as indices into it; at least two classes."""
+    check_classification_targets(y)
+    est.classes_, y_idx = np.unique(y, return_inverse=True)
+    if len(est.classes_) < 2:
+        raise ValueError(f"{type(est).__name__} needs samples of at least 2 classes in the data, but the data "
+                         f"contain only 1 class: {est.classes_[0]!r}")
+    return y_idx
+
+
+def _keep_landmarks(est, op, X):
+    """Store what a Nystrom predictor ``cross(x) @ coef`` needs of the operator: the landmark points and
+    their indices in X, or the sketch and the training X."""
+    est.landmarks_, est.component_indices_ = op.Z, op.landmark_indices
+    est.sketch_ = None if op.S is None else np.asarray(op.S)
+    if op.S is not None:
+        est.X_fit_ = X
+
+
+def _landmark_expansion(est, coef):
+    """``cross(x) @ coef`` as an expansion ``K(x, points) @ c``: ``(points, c, indices of the points in X or None)``."""
+    if est.sketch_ is None:
+        return est.landmarks_, coef, est.component_indices_
+    return est.X_fit_, est.sketch_ @ coef, np.arange(len(est.X_fit_))
+
+
+def _estimator_kernel(est, X, where):
+    """The kernel of an estimator with ``kernel, gamma, sigma, degree, coef0`` parameters: the
+    non-None ones through ``kernels.from_spec`` (data-driven widths resolved on X)."""
+    params = {k: getattr(est, k) for k in ("gamma", "sigma", "degree", "coef0") if getattr(est, k) is not None}
+    return kernels.from_spec({"kernel": est.kernel, **params}, X, where=where)
+
+
+#: parameter constraints of the kernel (shared by the kernel estimators)
+_KERNEL_CONSTRAINTS = {
+    "kernel": [StrOptions({"gaussian", "rbf", "laplacian", "polynomial", "linear", "epanechnikov"})],
+    "gamma": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions(set(kernels.HEURISTICS)), None],
+    "degree": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    "coef0": [numbers.Real, None],
+    "sigma": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions(set(kernels.HEURISTICS)), None],
+}
+#: ... and of the approximation and its landmarks
+_LANDMARK_CONSTRAINTS = {
+    "approximation": [StrOptions({"exact", "nystrom"})],
+    "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left")],
+    "sampler": [str],
+    "landmarks": ["array-like", None],
+    "rank": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    "random_state": ["random_state", np.random.Generator],
+}
+
+
+def _choose_landmarks(self, X, y, kern):
+    """Landmarks for approx.build: explicit (indices or points) or from the sampler."""
+    if isinstance(self.landmarks, approx.Sketch):
+        return self.landmarks
+    if self.landmarks is not None:
+        L = np.asarray(self.landmarks)
+        if L.ndim == 1 and not np.issubdtype(L.dtype, np.integer):
+            raise ValueError("landmarks: 1-D landmarks must be integer indices into X")
+        if L.ndim == 1 and (L.size == 0 or L.min() < 0 or L.max() >= len(X)):
+            raise ValueError(f"landmarks: indices must lie in [0, {len(X)})")
+        if L.ndim == 2 and L.shape[1] != X.shape[1]:
+            raise ValueError(f"landmarks: points must have shape (c, {X.shape[1]})")
+        return L
+    c = min(self.n_landmarks, len(X))
+    extra = {"y": y} if sampling.needs_y(self.sampler) else {}
+    return sampling.sample(self.sampler, X, kern, c=c, seed=check_random_state(self.random_state), **extra)

@@ -1,0 +1,321 @@
+"""Generalized Nystrom kernel regression (Chen et al., NIPS 2016): ``GNKR`` and its (sigma, lambda) path."""
+
+from __future__ import annotations
+
+import numbers
+import time
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .. import kernels, sampling
+from ..seeding import check_random_state
+
+
+def gnkr_path(X, y, Z, kernel, lams, solver="eigh"):
+    """GNKR coefficients for every lambda in ``lams`` (Chen et al. (NIPS 2016), eq. 5):
+
+    ``alpha_lambda = (K_nm^T K_nm + lambda m n I_m)^-1 K_nm^T y``.
+
+    ``solver="eigh"`` (default): K_nm^T K_nm is symmetric PSD for *any* kernel (a Gram
+    matrix of columns), so one eigendecomposition ``U S U^T`` serves the whole path,
+    ``alpha = U (S + lambda m n)^-1 U^T K_nm^T y``: exact even when it is singular
+    (duplicate landmarks from sampling with replacement).  ``K_nm^T K_nm`` and
+    ``K_nm^T y`` are streamed (never the n x m matrix).  Forming K_nm^T K_nm squares
+    the condition number, so ``lambda m n`` below about 1e-15 of its largest
+    eigenvalue is lost in rounding.
+
+    ``solver="svd"``: the thin SVD ``K_nm = P diag(s) Q^T`` gives
+    ``alpha = Q diag(s / (s^2 + lambda m n)) P^T y``, accurate down to much smaller
+    lambda (the condition number is not squared), at the cost of holding K_nm
+    (n x m) and about 3x the flops.
+
+    Returns an array of shape (len(lams), m) (or (len(lams), m, t) for 2-D y).
+    """
+    n, m = len(X), len(Z)
+    if solver == "eigh":
+        G, b = kernel.gram(X, Z, y)
+        s, U = linalg.eigh(G, check_finite=False)
+        s = np.maximum(s, 0.0)
+        Utb = U.T @ b
+        num = None
+    elif solver == "svd":
+        P, sv, Qt = linalg.svd(kernel(X, Z), full_matrices=False, check_finite=False)
+        s, U, Utb, num = sv**2, Qt.T, P.T @ y, sv
+    else:
+        raise ValueError(f"GNKR solver must be 'eigh' or 'svd', got {solver!r}")
+    out = []
+    for lam in np.atleast_1d(lams):
+        d = s + float(lam) * m * n
+        if np.any(d <= 0):
+            raise ValueError(f"GNKR: lambda = {lam} makes the system singular; use lambda > 0")
+        f = 1.0 / d if num is None else num / d  # filter factors of the eigh / SVD form
+        w = Utb * (f if Utb.ndim == 1 else f[:, None])
+        out.append(U @ w)
+    return np.stack(out)
+
+
+def _positive_1d(values, name, where):
+    """A non-empty 1-D float array of positive finite numbers, or a ValueError."""
+    arr = np.atleast_1d(np.asarray(values, dtype=object))
+    ok = arr.ndim == 1 and arr.size > 0 and all(
+        isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and np.isfinite(v) and v > 0 for v in arr)
+    if not ok:
+        raise ValueError(f"{where}: {name} must be a non-empty 1-D sequence of positive finite numbers, got {values!r}")
+    return arr.astype(np.float64)
+
+
+class GNKR(RegressorMixin, BaseEstimator):
+    """Generalized Nystrom kernel regression (Chen et al., NIPS 2016; Chen et al. (NIPS 2016)).
+
+    ``f(x) = sum_j alpha_j K(xbar_j, x)`` over m landmarks xbar_j, with
+    ``(K_nm^T K_nm + lambda m n I_m) alpha = K_nm^T y`` (l2 regularisation of the
+    coefficients, not the RKHS norm), so the kernel need only be bounded: the
+    Epanechnikov kernel, which is indefinite, works.
+
+    :meth:`fit` fits one ``(sigma, lam)``; :meth:`fit_path` fits a whole grid of
+    widths and lambdas (one eigendecomposition per width serves every lambda) and
+    :meth:`predict_path` predicts with every ``(sigma, lambda)`` of it.
+
+    Parameters
+    ----------
+    kernel : {"gaussian", "epanechnikov"}
+        Gaussian ``exp(-||x-t||^2 / (2 sigma^2))`` or Epanechnikov ``(1 - ||x-t||^2 / (2 sigma^2))_+``.
+    sigma : float, default=1.0
+        Width of either kernel (ignored by :meth:`fit_path`).
+    lam : float, default=1e-6
+        Regularisation lambda (the system uses ``lambda m n``; ignored by :meth:`fit_path`).
+    n_landmarks : int, default=500
+        m, capped at n_samples for uniform sampling.
+    sampler : {"uniform", "column_norm"}, default="column_norm"
+        ``uniform``: m distinct points; ``column_norm``: m independent draws with
+        ``p_i ~ ||K[:, i]||^2`` (with replacement, as the paper states).
+    random_state : int, Generator or None
+        A Generator is used as is (not copied): successive fits continue its stream.
+
+    Attributes
+    ----------
+    kernel_ : Kernel
+    landmarks_ : ndarray of shape (m, d)
+    component_indices_ : ndarray of shape (m,)
+    coef_ : ndarray of shape (m,)
+    fit_time_, sampling_time_ : float
+        Seconds for the whole fit and for choosing the landmarks.
+    path_sigmas_, path_lams_, path_indices_, path_coef_, path_fit_times_, path_sampling_times_
+        Set by :meth:`fit_path` instead of the above (see there).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_bench.learners import GNKR
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 2 * np.pi, size=(500, 1)); y = X[:, 0] * np.sin(X[:, 0])
+    >>> model = GNKR(kernel="epanechnikov", sigma=1.0, lam=1e-9, n_landmarks=50, random_state=0).fit(X, y)
+    >>> float(np.sqrt(np.mean((model.predict(X) - y) ** 2))) < 0.1
+    True
+    >>> path = GNKR(kernel="gaussian", n_landmarks=50, random_state=0).fit_path(X, y, [0.1, 1.0], [1e-9, 1e-6])
+    >>> path.predict_path(X[:7]).shape  # (n_sigmas, n_lams, n_samples)
+    (2, 2, 7)
+    """
+
+    _parameter_constraints = {
+        "kernel": [StrOptions({"gaussian", "epanechnikov"})],
+        "sigma": [Interval(numbers.Real, 0, None, closed="neither")],
+        "lam": [Interval(numbers.Real, 0, None, closed="neither")],
+        "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left")],
+        "sampler": [StrOptions({"uniform", "column_norm"})],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    _FIT_ATTRS = ("kernel_", "landmarks_", "component_indices_", "coef_", "fit_time_", "sampling_time_")
+    _PATH_ATTRS = ("path_sigmas_", "path_lams_", "path_indices_", "path_coef_", "path_fit_times_",
+                   "path_sampling_times_", "path_kernels_", "path_landmarks_")
+
+    def __init__(self, kernel="gaussian", sigma=1.0, lam=1e-6, n_landmarks=500, sampler="column_norm",
+                 random_state=None):
+        self.kernel = kernel
+        self.sigma = sigma
+        self.lam = lam
+        self.n_landmarks = n_landmarks
+        self.sampler = sampler
+        self.random_state = random_state
+
+    def _forget(self, names):
+        for name in names:
+            self.__dict__.pop(name, None)
+
+    def _landmark_path(self, X, sigmas, rng, landmarks=None, probabilities=None):
+        """Yield ``(kernel, indices, sampling seconds)`` for each sigma, in order.
+
+        Fixed ``landmarks`` serve every sigma (0 seconds); uniform landmarks are drawn
+        once, at the first sigma, and shared (each sigma reports that draw's seconds);
+        column-norm landmarks are drawn per sigma from ``p = column_norm_probabilities``,
+        taken from / stored in the ``probabilities`` cache (float sigma -> (p, seconds))
+        if one is given; the seconds include computing p even when it was cached.
+        """
+        idx, t_s = (None, 0.0) if landmarks is None else (landmarks, 0.0)
+        for sigma in sigmas:
+            t0 = time.perf_counter()
+            kern = kernels.from_spec({"kernel": self.kernel, "sigma": sigma}, where="GNKR")
+            if idx is None and self.sampler == "uniform":
+                idx = sampling.sample("uniform", X, kern, c=min(self.n_landmarks, len(X)), seed=rng)
+                t_s = time.perf_counter() - t0
+            elif landmarks is None and self.sampler == "column_norm":
+                cache = {} if probabilities is None else probabilities
+                key = float(sigma)
+                if key not in cache:
+                    t1 = time.perf_counter()
+                    cache[key] = (sampling.column_norm_probabilities(X, kern), time.perf_counter() - t1)
+                p, t_norms = cache[key]
+                t1 = time.perf_counter()
+                # m independent draws, p_i ~ ||K[:, i]||^2, as the paper states
+                idx = sampling.sample("column_norm", X, kern, c=self.n_landmarks, seed=rng, replace=True,
+                                      probabilities=p)
+                t_s = t_norms + time.perf_counter() - t1
+            yield kern, idx, t_s
+
+    def fit(self, X, y):
+        """Fit one ``(sigma, lam)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : GNKR
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        t0 = time.perf_counter()
+        self._forget(self._PATH_ATTRS)
+        rng = check_random_state(self.random_state)
+        ((self.kernel_, idx, _),) = self._landmark_path(X, [self.sigma], rng)
+        self.sampling_time_ = time.perf_counter() - t0
+        self.component_indices_, self.landmarks_ = idx, X[idx]
+        self.coef_ = gnkr_path(X, y, self.landmarks_, self.kernel_, [self.lam])[0]
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+    def fit_path(self, X, y, sigmas, lams, *, landmarks=None, probabilities=None):
+        """Fit every ``(sigma, lambda)`` of a grid: one eigendecomposition per sigma.
+
+        This estimator's ``sigma`` and ``lam`` are ignored.  ``rng =
+        check_random_state(random_state)`` (a Generator is used as is), then for each
+        sigma in order: the kernel with that sigma; its landmarks -- ``landmarks`` if
+        given (for every sigma), else ``uniform``: ``min(n_landmarks, n)`` distinct
+        indices drawn once, at the first sigma, shared by all; ``column_norm``:
+        ``n_landmarks`` independent draws per sigma with ``p_i ~ ||K[:, i]||^2``; then
+        :func:`gnkr_path` for all ``lams``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sigmas : sequence of float, length n_sigmas
+            Kernel widths, positive.
+        lams : sequence of float, length n_lams
+            Regularisation lambdas, positive.
+        landmarks : array-like of int of shape (m,), default=None
+            Landmark indices into X, used for every sigma (the sampler is not run and
+            the random state not drawn from).
+        probabilities : dict, default=None
+            Cache of column-norm probabilities, ``float(sigma) -> (p, seconds to compute
+            p)``: read and filled in, so that fits on the same X and kernel (e.g. several
+            ``n_landmarks``) compute them once.  Use one dict per (X, kernel).  Ignored
+            unless ``sampler="column_norm"`` and ``landmarks`` is None.
+
+        Returns
+        -------
+        self : GNKR
+            With ``path_sigmas_`` (n_sigmas,), ``path_lams_`` (n_lams,),
+            ``path_indices_`` (list of n_sigmas index arrays of shape (m,); the same
+            array for every sigma with uniform or fixed landmarks),
+            ``path_coef_`` (list of n_sigmas arrays of shape (n_lams, m)),
+            ``path_fit_times_`` (n_sigmas,) seconds in :func:`gnkr_path`,
+            ``path_sampling_times_`` (n_sigmas,) seconds choosing the landmarks of
+            each sigma (column-norm: including the probabilities, cached or not;
+            uniform: the one draw's seconds for every sigma; fixed landmarks: 0),
+            ``path_kernels_`` and ``path_landmarks_`` (lists, per sigma: the kernel and
+            the (m, n_features) landmark points).  The attributes of :meth:`fit` are
+            removed.
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        sigmas = _positive_1d(sigmas, "sigmas", "GNKR.fit_path")
+        lams = _positive_1d(lams, "lams", "GNKR.fit_path")
+        if landmarks is not None:
+            L = np.asarray(landmarks)
+            if L.ndim != 1 or L.size == 0 or not np.issubdtype(L.dtype, np.integer) or L.min() < 0 \
+                    or L.max() >= len(X):
+                raise ValueError(f"GNKR.fit_path: landmarks must be a non-empty 1-D array of indices in "
+                                 f"[0, {len(X)})")
+            landmarks = L
+        if probabilities is not None and not isinstance(probabilities, dict):
+            raise ValueError("GNKR.fit_path: probabilities must be a dict (float sigma -> (p, seconds)) or None")
+        self._forget(self._FIT_ATTRS)
+        rng = check_random_state(self.random_state)
+        kerns, indices, points, coefs, fit_t, samp_t = [], [], [], [], [], []
+        for kern, idx, t_s in self._landmark_path(X, sigmas, rng, landmarks, probabilities):
+            Z = X[idx]
+            t1 = time.perf_counter()
+            coefs.append(gnkr_path(X, y, Z, kern, lams))  # (n_lams, m)
+            fit_t.append(time.perf_counter() - t1)
+            kerns.append(kern)
+            indices.append(idx)
+            points.append(Z)
+            samp_t.append(t_s)
+        self.path_sigmas_, self.path_lams_ = sigmas, lams
+        self.path_indices_, self.path_coef_ = indices, coefs
+        self.path_kernels_, self.path_landmarks_ = kerns, points
+        self.path_fit_times_, self.path_sampling_times_ = np.array(fit_t), np.array(samp_t)
+        return self
+
+    def predict(self, X):
+        """Predictions ``K(X, landmarks) alpha``, block-wise.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self.kernel_.mmv(X, self.landmarks_, self.coef_)
+
+    def predict_path(self, X):
+        """Predictions for every ``(sigma, lambda)`` of :meth:`fit_path`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_sigmas, n_lams, n_samples)
+            ``[i, j]``: the predictions with ``path_sigmas_[i]`` and ``path_lams_[j]``.
+            Entry ``[i]`` is the transpose of ``K(X, landmarks_i) @ path_coef_[i].T``
+            (n_samples, n_lams), computed in one piece (memory n_samples x m) and stored
+            in that layout, so reductions over samples give the same bits as on that
+            product (e.g. ``np.mean((P[i].T - y[:, None]) ** 2, axis=0)`` or
+            ``np.mean((P - y) ** 2, axis=-1)``).
+        """
+        check_is_fitted(self, "path_coef_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        out = np.empty((len(self.path_sigmas_), len(X), len(self.path_lams_)))
+        for i, (kern, Z, coef) in enumerate(zip(self.path_kernels_, self.path_landmarks_, self.path_coef_,
+                                                strict=True)):
+            out[i] = kern(X, Z) @ coef.T
+        return out.transpose(0, 2, 1)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True  # fixed default width: not tuned to arbitrary data
+        return tags

@@ -1,0 +1,213 @@
+"""Kernel ridge regression, exact or Nystrom.
+
+``KRR`` -- kernel ridge regression, exact or Nystrom in three integrations:
+
+``mode="gsa"``
+    train with K~ (Woodbury solve of ``(K~ + alpha I) a = y``), predict with the
+    exact kernel ``K(X_new, X) a``.
+``mode="lla"``
+    ridge regression on the Nystrom features ``F = V``:
+    ``(F^T F + alpha I) w = F^T y``, predict ``phi(X_new) w``.
+``mode="ncr"``
+    Rudi et al.'s Nystrom computational regularisation:
+    ``beta = (K_nm^T K_nm + alpha K_mm)^+ K_nm^T y``, predict ``K(X_new, Z) beta``
+    (with a sketch S: ``K_nm = K S``, ``K_mm = S^T K S``, predict ``K(X_new, X) S beta``).
+
+For KRR, NCR and LLA give the same predictor whenever ``K_mm`` has full rank
+(substitute ``F = K_nm U L^{-1/2}``); the tests check that identity.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .. import approx
+from ._base import (
+    _KERNEL_CONSTRAINTS,
+    _LANDMARK_CONSTRAINTS,
+    _as_columns,
+    _choose_landmarks,
+    _estimator_kernel,
+    _psd_solve,
+)
+
+
+class KRR(RegressorMixin, BaseEstimator):
+    """Kernel ridge regression, exact or with a Nystrom approximation.
+
+    Parameters
+    ----------
+    kernel : {"gaussian", "rbf", "laplacian", "polynomial", "linear", "epanechnikov"}, default="gaussian"
+    gamma : float, "median", "mean" or None, default=None
+        Width of the gaussian/rbf/laplacian kernel, scale of the polynomial one;
+        ``"median"``/``"mean"``: ``1 / median (mean) pairwise squared distance`` of
+        the training X.  None: the kernel's default (1.0).
+    degree : int or None, default=None
+        Degree of the polynomial kernel (None: 3).
+    coef0 : float or None, default=None
+        Offset of the polynomial kernel (None: 1.0).
+    sigma : float, "median", "mean" or None, default=None
+        Width of the gaussian (``gamma = 1 / (2 sigma^2)``; not together with
+        ``gamma``) or epanechnikov kernel (None: 1.0); ``"median"``/``"mean"``:
+        ``sqrt(median (mean) pairwise squared distance)`` of the training X.
+
+        The kernel is ``kernels.from_spec({"kernel": kernel, **the non-None ones of
+        gamma, sigma, degree, coef0})``: a parameter the chosen kernel does not take
+        is an error at fit, never silently ignored.
+    alpha : float, default=1e-3
+        Ridge parameter, as scikit-learn's ``KernelRidge``: the exact fit solves
+        ``(K + alpha I) a = y`` (no intercept).
+    approximation : {"exact", "nystrom"}
+        ``"exact"`` ignores every landmark parameter below.
+    n_landmarks : int, default=200
+        Number of landmarks (capped at n_samples).
+    sampler : str, default="uniform"
+        Any name of :func:`nystrom_bench.sampling.available`.
+    mode : {"gsa", "lla", "ncr"}
+    landmarks : array-like, default=None
+        Explicit landmark indices into X, ``(c, d)`` points, or an ``(n, c)``
+        :class:`~nystrom_bench.approx.Sketch`; overrides ``sampler``.
+    rank : int, default=None
+        Rank-k truncation of the Nystrom approximation (``None``: all of W's rank).
+    random_state : int, Generator or None
+
+    Attributes
+    ----------
+    operator_ : KernelOperator
+        The fitted kernel operator.
+    landmarks_ : ndarray of shape (c, d) or None
+        The landmark points (Nystrom from landmarks; None for a sketch).
+    component_indices_ : ndarray of shape (c,) or None
+        Indices of the landmarks in X when they are rows of X.
+    kernel_ : Kernel
+        The kernel used (widths resolved).
+    dual_coef_ / coef_ : fitted coefficients.
+    fit_time_ : float
+        Seconds spent in ``fit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_bench.learners import KRR
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(300, 1)); y = np.sin(X[:, 0])
+    >>> model = KRR(gamma=0.5, alpha=1e-3, n_landmarks=30, random_state=0).fit(X, y)
+    >>> float(np.abs(model.predict(X) - y).max()) < 0.05
+    True
+    """
+
+    _parameter_constraints = {
+        **_KERNEL_CONSTRAINTS,
+        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
+        **_LANDMARK_CONSTRAINTS,
+        "mode": [StrOptions({"gsa", "lla", "ncr"})],
+    }
+
+    def __init__(
+        self,
+        kernel="gaussian",
+        gamma=None,
+        degree=None,
+        coef0=None,
+        sigma=None,
+        alpha=1e-3,
+        approximation="nystrom",
+        n_landmarks=200,
+        sampler="uniform",
+        mode="gsa",
+        landmarks=None,
+        rank=None,
+        random_state=None,
+    ):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.sigma = sigma
+        self.alpha = alpha
+        self.approximation = approximation
+        self.n_landmarks = n_landmarks
+        self.sampler = sampler
+        self.mode = mode
+        self.landmarks = landmarks
+        self.rank = rank
+        self.random_state = random_state
+
+    _choose_landmarks = _choose_landmarks
+
+    def fit(self, X, y):
+        """Fit on X of shape (n, d) and targets y of shape (n,) or (n, t)."""
+        self._validate_params()
+        X, y = validate_data(self, X, y, y_numeric=True, multi_output=True, dtype=np.float64)
+        t0 = time.perf_counter()
+        kern = _estimator_kernel(self, X, "KRR")
+        self.kernel_ = kern
+        self.component_indices_ = None
+        if self.approximation == "exact":
+            self.operator_ = approx.build("exact", X, kern)
+            if self.alpha == 0:
+                self.dual_coef_ = linalg.lstsq(self.operator_.K, y, check_finite=False)[0]
+            else:
+                self.dual_coef_ = self.operator_.solve(self.alpha, y)
+            self.X_fit_ = X
+        else:
+            # LLA and NCR only need C^T C, C^T y and W: stream them, never hold the n x c matrix C
+            op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, y, kern), rank=self.rank,
+                              store_C=self.mode == "gsa")
+            self.operator_ = op
+            self.landmarks_, self.component_indices_ = op.Z, op.landmark_indices
+            if self.mode == "gsa":
+                if self.alpha <= 0:
+                    raise ValueError("KRR(mode='gsa') needs alpha > 0: K~ is low-rank")
+                self.dual_coef_ = op.solve(self.alpha, y)
+                self.X_fit_ = X
+            else:
+                CtC, Cty = op.moments(y)
+                if self.mode == "lla":  # (V^T V + alpha I) w = V^T y with V = C T
+                    A = op.VtV.copy()
+                    A.flat[:: A.shape[0] + 1] += self.alpha
+                    self.coef_ = _psd_solve(A, op.T.T @ Cty)
+                else:  # ncr: (C^T C + alpha W)^+ C^T y, predictions cross(X_new) beta
+                    A = CtC + self.alpha * op.W
+                    self.coef_ = _psd_solve(A, Cty)
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+    def predict(self, X):
+        """Predictions for X of shape (n_new, d)."""
+        check_is_fitted(self, "kernel_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        if self.approximation == "exact" or self.mode == "gsa":
+            return self.kernel_.mmv(X, self.X_fit_, self.dual_coef_)
+        if self.mode == "lla":  # phi(X) w = cross(X) (T w): one block-wise kernel product
+            return self.operator_.cross_mv(X, self.operator_.T @ self.coef_)
+        return self.operator_.cross_mv(X, self.coef_)
+
+    def _rkhs_expansion(self, mode=None):
+        """The predictor's ``w`` as ``sum_i coef[i] phi(points[i])`` (one column per target):
+        ``(points, coef, indices of points in the training X or None)``; the fitted ``mode``
+        decides (another ``mode`` is an error: a KRR's integrations are separate fits)."""
+        check_is_fitted(self, "kernel_")
+        if mode is not None and self.approximation == "nystrom" and mode != self.mode:
+            raise ValueError(f"KRR: this model was fitted with mode={self.mode!r}, not {mode!r}; fit one per mode")
+        if self.approximation == "exact" or self.mode == "gsa":
+            return self.X_fit_, _as_columns(self.dual_coef_), np.arange(len(self.X_fit_))
+        op = self.operator_
+        beta = _as_columns(op.T @ self.coef_ if self.mode == "lla" else self.coef_)
+        if op.S is not None:
+            return op.X, np.asarray(op.S) @ beta, np.arange(len(op.X))
+        return op.Z, beta, op.landmark_indices
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        # a low-rank approximation with default width cannot fit arbitrary data well: honest tag
+        tags.regressor_tags.poor_score = self.approximation == "nystrom"
+        return tags

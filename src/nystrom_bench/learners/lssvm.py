@@ -1,0 +1,256 @@
+"""``LSSVM`` -- least-squares SVM classifier with bias (Suykens), one-vs-rest for more
+than two classes, as used by Ding et al. (TNNLS 2020) for classification in
+approximate kernel selection: the bordered system with ``K + mu l I`` (the
+criteria's ``K_mu``), exact (Cholesky) or on a Nystrom ``K~ = V V^T`` (Woodbury)
+predicting with the Nystrom extension ``phi(x)^T V^T a + b``.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .. import approx
+from ._base import (
+    _KERNEL_CONSTRAINTS,
+    _LANDMARK_CONSTRAINTS,
+    _choose_landmarks,
+    _class_indices,
+    _estimator_kernel,
+    _keep_landmarks,
+    _landmark_expansion,
+)
+
+
+class LSSVM(ClassifierMixin, BaseEstimator):
+    """Least-squares SVM classifier with bias (Suykens & Vandewalle), exact or Nystrom.
+
+    Targets are coded as +1/-1: with two classes one column (+1 for ``classes_[1]``),
+    with ``k > 2`` classes one-vs-rest, one column and one bias per class.  Each
+    column ``y`` solves the bordered system (``l`` = n_samples, ``s = mu l``)::
+
+        [ 0   1^T       ] [b]   [0]
+        [ 1   K + s I   ] [a] = [y]
+
+    through two solves with ``A = K + s I`` (one call with a 2-D right-hand side):
+    ``b = 1^T A^-1 y / 1^T A^-1 1`` and ``a = A^-1 (y - b 1)``.  ``K + mu l I`` is the
+    ``K_mu`` of :mod:`nystrom_bench.criteria` (Ding et al. (TNNLS 2020)), so the same
+    ``mu`` means the same regularisation in the criteria and in this classifier.
+
+    ``approximation="exact"``: K by Cholesky, ``f(x) = sum_i a_i k(x, x_i) + b``.
+    ``approximation="nystrom"``: the same system on ``K~ = V V^T`` (Woodbury solve of
+    the operator), predicting with the Nystrom extension of K~,
+    ``f(x) = phi(x)^T V^T a + b = K(x, Z) w + b`` with ``w = T V^T a`` (``phi`` =
+    :meth:`~nystrom_bench.approx.KernelOperator.features`, ``W_k^+ = T T^T``), which
+    equals ``K~ a + b`` on the training points.
+
+    Parameters
+    ----------
+    kernel : {"gaussian", "rbf", "laplacian", "polynomial", "linear", "epanechnikov"}, default="gaussian"
+    gamma : float, "median", "mean" or None, default=None
+        As in :class:`KRR`.
+    degree : int or None, default=None
+        As in :class:`KRR`.
+    coef0 : float or None, default=None
+        As in :class:`KRR`.
+    sigma : float, "median", "mean" or None, default=None
+        As in :class:`KRR`: the kernel is ``kernels.from_spec({"kernel": kernel, **the
+        non-None ones of gamma, sigma, degree, coef0})``, a parameter the kernel does
+        not take is an error at fit.
+    mu : float, default=0.005
+        Regularisation, > 0; the system uses ``K + mu * n_samples * I``.
+    approximation : {"exact", "nystrom"}, default="exact"
+        ``"exact"`` ignores every landmark parameter below (and needs a positive
+        definite ``K + mu l I``: an indefinite kernel such as epanechnikov may fail).
+    n_landmarks : int, default=200
+        Number of landmarks (capped at n_samples).
+    sampler : str, default="uniform"
+        Any name of :func:`nystrom_bench.sampling.available`; samplers that use the
+        targets (:func:`~nystrom_bench.sampling.needs_y`) get the +1/-1 targets of the
+        first column (the binary problem, or class ``classes_[0]`` against the rest).
+    landmarks : array-like, default=None
+        Explicit landmark indices into X, ``(c, d)`` points, or an ``(n, c)``
+        :class:`~nystrom_bench.approx.Sketch`; overrides ``sampler``.
+    rank : int, default=None
+        Rank-k truncation of the Nystrom approximation (``None``: all of W's rank).
+    random_state : int, Generator or None
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted (as :func:`numpy.unique`).
+    kernel_ : Kernel
+        The kernel used (widths resolved).
+    operator_ : KernelOperator
+        The kernel operator the system was solved with (as :class:`KRR`), kept for
+        diagnostics and criteria on the same matrix.  It is large -- the exact one holds
+        K and its Cholesky factor (2 n^2 floats), the Nystrom one C (n x c) -- and
+        prediction does not use it: ``del model.operator_`` after fit frees that memory.
+    dual_coef_ : ndarray of shape (n_samples, n_columns)
+        ``"exact"`` only: the ``a`` of every column (``n_columns`` = 1 for two
+        classes, n_classes otherwise).
+    X_fit_ : ndarray of shape (n_samples, n_features)
+        ``"exact"``, or ``"nystrom"`` with a sketch: the training points the
+        prediction expands over.
+    coef_ : ndarray of shape (c, n_columns)
+        ``"nystrom"`` only: ``w = T V^T a``, so that ``f(x) = cross(x) w + b``, with
+        ``cross(x) = K(x, landmarks_)`` (landmarks) or ``K(x, X_fit_) sketch_`` (sketch).
+    landmarks_ : ndarray of shape (c, n_features) or None
+        ``"nystrom"`` only: the landmark points (None for a sketch).
+    component_indices_ : ndarray of shape (c,) or None
+        ``"nystrom"`` only: indices of the landmarks in X when they are rows of X.
+    sketch_ : ndarray of shape (n_samples, c) or None
+        ``"nystrom"`` only: the sketch S when the landmarks were a sketch, else None.
+    intercept_ : ndarray of shape (n_columns,)
+        The bias ``b`` of every column.
+    fit_time_ : float
+        Seconds spent in ``fit``.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_bench.learners import LSSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(400, 2)); y = np.where(X[:, 0] * X[:, 1] > 0, "same", "diff")
+    >>> model = LSSVM(gamma=2.0, mu=1e-4).fit(X, y)
+    >>> model.classes_.tolist(), model.decision_function(X[:3]).shape
+    (['diff', 'same'], (3,))
+    >>> float(model.score(X, y)) > 0.95
+    True
+    >>> ny = LSSVM(gamma=2.0, mu=1e-4, approximation="nystrom", n_landmarks=40, random_state=0).fit(X, y)
+    >>> float(ny.score(X, y)) > 0.95
+    True
+    """
+
+    _parameter_constraints = {
+        **_KERNEL_CONSTRAINTS,
+        "mu": [Interval(numbers.Real, 0, None, closed="neither")],
+        **_LANDMARK_CONSTRAINTS,
+    }
+
+    _FIT_ATTRS = ("dual_coef_", "X_fit_", "coef_", "landmarks_", "component_indices_", "sketch_")
+
+    def __init__(
+        self,
+        kernel="gaussian",
+        gamma=None,
+        degree=None,
+        coef0=None,
+        sigma=None,
+        mu=0.005,
+        approximation="exact",
+        n_landmarks=200,
+        sampler="uniform",
+        landmarks=None,
+        rank=None,
+        random_state=None,
+    ):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.sigma = sigma
+        self.mu = mu
+        self.approximation = approximation
+        self.n_landmarks = n_landmarks
+        self.sampler = sampler
+        self.landmarks = landmarks
+        self.rank = rank
+        self.random_state = random_state
+
+    # the same landmark choice (explicit indices / points / sketch, or the sampler) as KRR
+    _choose_landmarks = _choose_landmarks
+
+    def fit(self, X, y):
+        """Fit the LSSVM.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels (any type :func:`numpy.unique` sorts: ints, strings, ...);
+            at least two classes.
+
+        Returns
+        -------
+        self : LSSVM
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        y_idx = _class_indices(self, y)
+        t0 = time.perf_counter()
+        for name in self._FIT_ATTRS:
+            self.__dict__.pop(name, None)
+        if len(self.classes_) == 2:
+            Y = np.where(y_idx == 1, 1.0, -1.0)[:, None]
+        else:
+            Y = np.where(y_idx[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
+        kern = _estimator_kernel(self, X, "LSSVM")
+        self.kernel_ = kern
+        if self.approximation == "exact":
+            op = approx.build("exact", X, kern)
+        else:
+            op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, Y[:, 0], kern), rank=self.rank)
+        self.operator_ = op
+        # [0 1^T; 1 A] [b; a] = [0; y], A = K + mu l I: solve A [u, v] = [y, 1] once, then
+        # b = 1^T u / 1^T v and a = u - b v
+        n, t = Y.shape
+        sol = op.solve(self.mu * n, np.column_stack([Y, np.ones(n)]))
+        u, v = sol[:, :t], sol[:, t]
+        b = u.sum(axis=0) / v.sum()
+        a = u - np.outer(v, b)
+        self.intercept_ = b
+        if self.approximation == "exact":
+            self.dual_coef_, self.X_fit_ = a, X
+        else:
+            self.coef_ = op.T @ op.Vt(a)  # f(x) = phi(x)^T V^T a + b = cross(x) T V^T a + b
+            _keep_landmarks(self, op, X)
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+    def decision_function(self, X):
+        """Decision values ``f(x)``: positive for ``classes_[1]`` (two classes), else one per class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes, (n_samples, n_classes) otherwise
+        """
+        check_is_fitted(self, "intercept_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        points, coef, _ = self._rkhs_expansion()
+        f = self.kernel_.mmv(X, points, coef) + self.intercept_
+        return f[:, 0] if len(self.classes_) == 2 else f
+
+    def _rkhs_expansion(self, mode=None):
+        """The predictor's ``w`` of every column as ``sum_i coef[i] phi(points[i])``:
+        ``(points, coef, indices of points in the training X or None)``."""
+        check_is_fitted(self, "intercept_")
+        if hasattr(self, "dual_coef_"):  # exact (the fitted state, not a parameter set since)
+            return self.X_fit_, self.dual_coef_, np.arange(len(self.X_fit_))
+        return _landmark_expansion(self, self.coef_)
+
+    def predict(self, X):
+        """Class labels: ``classes_[1]`` where the decision value is > 0 (two classes), else the argmax.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels of the same type as ``classes_``.
+        """
+        f = self.decision_function(X)
+        idx = (f > 0).astype(np.intp) if f.ndim == 1 else np.argmax(f, axis=1)
+        return self.classes_[idx]
