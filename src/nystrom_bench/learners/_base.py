@@ -80,8 +80,8 @@ _LANDMARK_CONSTRAINTS = {
 }
 
 
-def _choose_landmarks(self, X, y, kern):
-    """Landmarks for approx.build: explicit (indices or points) or from the sampler."""
+def _choose_landmarks(self, X, y, kern, c=None):
+    """Landmarks for approx.build: explicit (indices or points) or ``c`` (default ``n_landmarks``) from the sampler."""
     if isinstance(self.landmarks, approx.Sketch):
         return self.landmarks
     if self.landmarks is not None:
@@ -93,6 +93,6 @@ def _choose_landmarks(self, X, y, kern):
         if L.ndim == 2 and L.shape[1] != X.shape[1]:
             raise ValueError(f"landmarks: points must have shape (c, {X.shape[1]})")
         return L
-    c = min(self.n_landmarks, len(X))
+    c = min(self.n_landmarks if c is None else c, len(X))
     extra = {"y": y} if sampling.needs_y(self.sampler) else {}
     return sampling.sample(self.sampler, X, kern, c=c, seed=check_random_state(self.random_state), **extra)

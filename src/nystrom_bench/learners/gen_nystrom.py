@@ -1,0 +1,312 @@
+"""Generalized Nystrom low-rank decomposition with side information (Lan, Zhang et al., AIJ 2017).
+
+The Nystrom method extrapolates the dictionary kernel ``W = K(Z, Z)`` on m landmarks to all
+samples, ``K ~ E W^+ E^T`` with ``E = K(X, Z)``.  Lan, Zhang et al. learn the (inverse)
+dictionary kernel S from a few labels instead (their eq. 7)::
+
+    min_S  lambda ||S - S0||_F^2 + ||E_l S E_l^T - K*_l||_F^2   s.t.  S >= 0 (PSD)
+
+with ``S0 = beta W^+`` (eq. 5), ``beta = ||E_l^+ K*_l (E_l^T)^+||_F / ||W^+||_F`` (eq. 8) so that
+both terms' solutions have one magnitude, ``E_l`` the rows of E of the labelled samples and
+``K*_l`` the ideal kernel on them (1 for a pair of one class, else 0; eq. 6).  The learned
+kernel ``E S E^T = G G^T`` has the factor ``G = E S^{1/2}``, which extends to new points as
+``K(x, Z) S^{1/2}``.
+
+Solver (Section 3.4-3.5):
+
+- initial S: the stationary point without the PSD constraint, ``S + P S P = Q`` (eq. 12)
+  with ``P = E_l^T E_l / sqrt(lambda)``, ``Q = S0 + E_l^T K* E_l / lambda``, solved in P's
+  eigenbasis (eq. 13: ``S~_ij = Q~_ij / (1 + L_i L_j)``), then projected on the PSD cone;
+- projected gradient ("gradient mapping") with the Armijo-Goldstein rule: with the gradient
+  ``D = 2 lambda (S - S0) + 2 E_l^T (E_l S E_l^T - K*) E_l``, the trial point
+  ``B_a = P_psd(S - D / a)`` (eq. 10) is accepted when
+  ``J(B_a) <= J(S) + <D, B_a - S> + a/2 ||B_a - S||^2``, else a grows by ``armijo_factor``.
+  The paper's eq. (9) prints ``S + eta D``: a step *up* the gradient; the descent step and its
+  projection are ``B_a`` above (derived from eq. 10, which the paper itself solves that way).
+  The objective cannot increase: ``B_a`` minimises the model whose value at S is J(S).
+- lambda: when not given, each value of ``lambda_grid`` is solved and the one maximising the
+  product of normalised (centred) kernel alignments ``rho[S, S0] * rho[E_l S E_l^T, K*]``
+  (eqs. 14-15) is kept: no validation labels are needed.
+
+Must-link constraints (Section 3.3) restrict the second term to the labelled pairs the
+0/1 mask ``T`` marks: ``||T o (E_l S E_l^T - K*)||_F^2``; pass ``must_link=T``.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .. import approx, sampling
+from ._base import _KERNEL_CONSTRAINTS, _choose_landmarks, _estimator_kernel
+
+__all__ = ["GeneralizedNystrom", "ideal_kernel", "centered_alignment", "project_psd", "solve_stationary"]
+
+#: the paper's lambda candidates (Section 6.2): 1e-5, 1e-4, ..., 1e5
+LAMBDA_GRID = tuple(10.0**k for k in range(-5, 6))
+
+
+def ideal_kernel(y):
+    """``K*_ij = 1`` where ``y_i == y_j``, else 0 (Lan, Zhang et al., eq. 6)."""
+    y = np.asarray(y)
+    return (y[:, None] == y[None, :]).astype(np.float64)
+
+
+def centered_alignment(A, B):
+    """Normalised kernel alignment of centred matrices (Cortes et al.; eq. 14):
+    ``<A_c, B_c>_F / (||A_c||_F ||B_c||_F)`` with ``A_c = H A H``, ``H = I - 11^T / n``; 0 if one
+    of them is 0 after centring."""
+    def centre(M):
+        M = M - M.mean(axis=0, keepdims=True)
+        return M - M.mean(axis=1, keepdims=True)
+
+    Ac, Bc = centre(np.asarray(A, dtype=np.float64)), centre(np.asarray(B, dtype=np.float64))
+    den = np.linalg.norm(Ac) * np.linalg.norm(Bc)
+    return float(np.sum(Ac * Bc) / den) if den > 0 else 0.0
+
+
+def project_psd(S):
+    """The nearest PSD matrix in Frobenius norm: negative eigenvalues set to 0 (eq. 11)."""
+    S = (S + S.T) / 2
+    w, U = linalg.eigh(S, check_finite=False)
+    return (U * np.maximum(w, 0.0)) @ U.T
+
+
+def solve_stationary(A, Q_lambda, lam):
+    """The S with ``lambda S + A S A = Q_lambda`` for symmetric PSD A (the unconstrained stationary
+    point of eq. 7 with ``A = E_l^T E_l`` and ``Q_lambda = E_l^T K* E_l + lambda S0``): eqs. 12-13 in
+    A's eigenbasis, ``S~_ij = Q~_ij / (lambda + a_i a_j)``."""
+    a, U = linalg.eigh(A, check_finite=False)
+    Qt = U.T @ Q_lambda @ U
+    St = Qt / (lam + np.outer(a, a))
+    return U @ St @ U.T
+
+
+class _Problem:
+    """Objective, gradient and solver of eq. (7) for one S0, E_l, K* (and must-link mask)."""
+
+    def __init__(self, E_l, K_star, S0, mask=None):
+        self.E_l, self.K_star, self.S0 = E_l, K_star, S0
+        self.mask = mask
+        self.A = E_l.T @ E_l
+        target = K_star if mask is None else mask * K_star
+        self.EtKE = E_l.T @ target @ E_l
+
+    def residual(self, S):
+        R = self.E_l @ S @ self.E_l.T - self.K_star
+        return R if self.mask is None else self.mask * R
+
+    def objective(self, S, lam):
+        return float(lam * np.sum((S - self.S0) ** 2) + np.sum(self.residual(S) ** 2))
+
+    def gradient(self, S, lam):
+        return 2 * lam * (S - self.S0) + 2 * self.E_l.T @ self.residual(S) @ self.E_l
+
+    def initial(self, lam):
+        if self.mask is None:
+            return project_psd(solve_stationary(self.A, self.EtKE + lam * self.S0, lam))
+        return project_psd(self.S0)  # the masked problem has no closed form: start at the prior
+
+    def solve(self, lam, max_iter, tol, armijo_factor=2.0):
+        """``(S, objective values per iteration)`` by projected gradient with the Armijo rule."""
+        S = self.initial(lam)
+        J = self.objective(S, lam)
+        path = [J]
+        a = 1e-8 * max(1.0, lam)
+        for _ in range(max_iter):
+            D = self.gradient(S, lam)
+            while True:
+                B = project_psd(S - D / a)
+                step = B - S
+                JB = self.objective(B, lam)
+                if JB <= J + np.sum(D * step) + a / 2 * np.sum(step**2) + 1e-12 * abs(J):
+                    break
+                a *= armijo_factor
+            done = J - JB <= tol * max(abs(J), 1e-300)
+            if JB <= J:
+                S, J = B, JB
+            path.append(J)
+            if done:
+                break
+            a = max(a / armijo_factor, 1e-12)  # let the step grow again
+        return S, path
+
+
+class GeneralizedNystrom(TransformerMixin, BaseEstimator):
+    """Generalized Nystrom low-rank kernel with side information (Lan, Zhang et al., AIJ 2017).
+
+    A semi-supervised transformer: ``fit(X, y)`` with ``y = -1`` for unlabelled samples
+    (scikit-learn's semi-supervised convention) learns the inverse dictionary kernel S on the
+    landmarks; ``transform(X)`` returns the factor ``G = K(X, Z) S^{1/2}`` of the learned
+    kernel ``K~ = G G^T``, for the fitted points and for new ones alike, so a linear model on
+    G is a kernel machine with the learned kernel.  See the module docstring for the problem
+    and its solver.
+
+    Parameters
+    ----------
+    kernel, gamma, degree, coef0, sigma : as in :class:`~nystrom_bench.learners.KRR`
+    n_landmarks : int or float, default=0.1
+        Number of landmarks m, or a fraction of n_samples (the paper: 10%).
+    sampler : str, default="kmeans"
+        Any name of :func:`nystrom_bench.sampling.available` (the paper: k-means centres).
+    landmarks : array-like, default=None
+        Explicit landmark indices into X or ``(m, d)`` points; overrides ``sampler``.
+    lam : float or None, default=None
+        The trade-off lambda of eq. (7); None: chosen on ``lambda_grid`` by eq. (15).
+    lambda_grid : sequence of float, default=1e-5, 1e-4, ..., 1e5
+    must_link : array-like of shape (n_labelled, n_labelled) or None
+        The 0/1 mask T of Section 3.3 over the labelled samples (in their order in X): only
+        the marked pairs count in the second term.  None: every labelled pair.
+    max_iter : int, default=100
+        Projected-gradient iterations per lambda.
+    tol : float, default=1e-6
+        Stop when an iteration lowers the objective by less than ``tol`` times its value.
+    random_state : int, Generator or None
+        The sampler's randomness.
+
+    Attributes
+    ----------
+    landmarks_ : ndarray of shape (m, n_features)
+    component_indices_ : ndarray of shape (m,) or None
+    dictionary_ : ndarray of shape (m, m)
+        The learned S (PSD).
+    prior_ : ndarray of shape (m, m)
+        ``S0 = beta W^+``.
+    beta_ : float
+    lam_ : float
+        The lambda used.
+    alignment_ : dict
+        ``{lambda: criterion (15)}`` over the grid (one entry when ``lam`` is given).
+    objective_path_ : list of float
+        The objective at the initial S and after every iteration, for ``lam_``.
+    n_iter_ : int
+    kernel_ : Kernel
+    fit_time_ : float
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_bench.learners import GeneralizedNystrom
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(-2, 1, (100, 2)), rng.normal(2, 1, (100, 2))])
+    >>> y = np.repeat([0, 1], 100); y_partial = np.full(200, -1); y_partial[::20] = y[::20]
+    >>> gn = GeneralizedNystrom(gamma=0.5, n_landmarks=20, random_state=0).fit(X, y_partial)
+    >>> G = gn.transform(X); G.shape[0]
+    200
+    """
+
+    _parameter_constraints = {
+        **_KERNEL_CONSTRAINTS,
+        "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"),
+                        Interval(numbers.Real, 0, 1, closed="right")],
+        "sampler": [str],
+        "landmarks": ["array-like", None],
+        "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "lambda_grid": ["array-like"],
+        "must_link": ["array-like", None],
+        "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, n_landmarks=0.1,
+                 sampler="kmeans", landmarks=None, lam=None, lambda_grid=LAMBDA_GRID, must_link=None, max_iter=100,
+                 tol=1e-6, random_state=None):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.sigma = sigma
+        self.n_landmarks = n_landmarks
+        self.sampler = sampler
+        self.landmarks = landmarks
+        self.lam = lam
+        self.lambda_grid = lambda_grid
+        self.must_link = must_link
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    _choose_landmarks = _choose_landmarks
+
+    def fit(self, X, y):
+        """Learn S from X (all samples) and y (class labels, -1 for unlabelled ones).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Integer class labels; -1 marks an unlabelled sample.  At least two labelled classes.
+
+        Returns
+        -------
+        self : GeneralizedNystrom
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        y = np.asarray(y)
+        labelled = np.flatnonzero(y != -1)
+        if len(np.unique(y[labelled])) < 2:
+            raise ValueError("GeneralizedNystrom needs labelled samples of at least 2 classes (y = -1 marks the "
+                             f"unlabelled ones); got {len(labelled)} labelled sample(s) of "
+                             f"{len(np.unique(y[labelled]))} class(es)")
+        if sampling.needs_y(self.sampler) and self.landmarks is None:
+            raise ValueError(f"sampler {self.sampler!r} needs the targets of every sample; the labels here are "
+                             "partial: choose a label-free sampler (e.g. kmeans, uniform)")
+        mask = None
+        if self.must_link is not None:
+            mask = np.asarray(self.must_link, dtype=np.float64)
+            if mask.shape != (len(labelled), len(labelled)):
+                raise ValueError(f"must_link must have shape (n_labelled, n_labelled) = ({len(labelled)}, "
+                                 f"{len(labelled)}), got {mask.shape}")
+        t0 = time.perf_counter()
+        kern = _estimator_kernel(self, X, "GeneralizedNystrom")
+        self.kernel_ = kern
+        self.n_landmarks_ = (int(self.n_landmarks) if isinstance(self.n_landmarks, numbers.Integral)
+                             else max(1, int(round(self.n_landmarks * len(X)))))
+        op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, None, kern, c=self.n_landmarks_))
+        self.landmarks_, self.component_indices_ = op.Z, op.landmark_indices
+        T, _ = approx.lowrank_pinv_factor(op.W)
+        W_pinv = T @ T.T
+        E_l = op.C[labelled]
+        K_star = ideal_kernel(y[labelled])
+        E_pinv = linalg.pinv(E_l)
+        self.beta_ = float(np.linalg.norm(E_pinv @ K_star @ E_pinv.T) / np.linalg.norm(W_pinv))
+        S0 = self.beta_ * W_pinv
+        self.prior_ = S0
+        problem = _Problem(E_l, K_star, S0, mask)
+        grid = [float(self.lam)] if self.lam is not None else [float(v) for v in self.lambda_grid]
+        if not grid or min(grid) <= 0:
+            raise ValueError(f"lambda_grid must hold positive values, got {list(self.lambda_grid)!r}")
+        best = None
+        self.alignment_ = {}
+        for lam in grid:
+            S, path = problem.solve(lam, self.max_iter, self.tol)
+            score = centered_alignment(S, S0) * centered_alignment(E_l @ S @ E_l.T, K_star)
+            self.alignment_[lam] = score
+            if best is None or score > best[0]:
+                best = (score, lam, S, path)
+        _, self.lam_, self.dictionary_, self.objective_path_ = best
+        self.n_iter_ = len(self.objective_path_) - 1
+        w, U = linalg.eigh(self.dictionary_)
+        self._root = U * np.sqrt(np.maximum(w, 0.0))  # S = R R^T
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+    def transform(self, X):
+        """The factor ``G = K(X, Z) S^{1/2}`` (n_samples x m): ``G G^T`` is the learned kernel."""
+        check_is_fitted(self, "dictionary_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self.kernel_(X, self.landmarks_) @ self._root
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
