@@ -6,7 +6,7 @@ from scipy import linalg
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from nystrom_bench import approx, kernels
-from nystrom_bench.learners import GeneralizedNystrom
+from nystrom_bench.learners import GeneralizedNystrom, GeneralizedNystromMKL
 from nystrom_bench.learners.gen_nystrom import (
     _Problem,
     centered_alignment,
@@ -168,3 +168,56 @@ def test_fixed_lambda_and_clear_errors(rng):
         GeneralizedNystrom(n_landmarks=5, lam=1.0, must_link=np.ones((3, 3))).fit(X, y)
     with pytest.raises(ValueError, match="needs the targets of every sample"):
         GeneralizedNystrom(n_landmarks=5, sampler="adaptive_ms").fit(X, y)
+
+
+@parametrize_with_checks([GeneralizedNystromMKL(width_scales=(0.5, 2.0), n_landmarks=5, lambda_grid=(1.0,), max_outer=3,
+                                                max_iter=10, random_state=0)])
+def test_mkl_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture
+def two_blobs(rng):
+    X = np.vstack([rng.normal(-1, 1.2, (90, 4)), rng.normal(1, 1.2, (90, 4))])
+    y = np.repeat([0, 1], 90)
+    y_part = np.full(180, -1)
+    lab = rng.choice(180, 16, replace=False)
+    y_part[lab] = y[lab]
+    return X, y, y_part
+
+
+def test_mkl_alternation_lowers_the_objective_and_keeps_the_constraints(two_blobs):
+    X, _, y_part = two_blobs
+    mk = GeneralizedNystromMKL(width_scales=(0.25, 1.0, 4.0), n_landmarks=12, lam=0.5, max_outer=15, tol=0,
+                               random_state=0).fit(X, y_part)
+    path = np.array(mk.objective_path_)
+    assert len(path) > 2 and np.all(np.diff(path) <= 1e-9 * abs(path[0]))
+    assert (mk.weights_ >= 0).all() and len(mk.dictionaries_) == 3
+    for T, S0, a in zip(mk.dictionaries_, mk.priors_, mk.weights_, strict=True):
+        assert np.linalg.eigvalsh(T).min() > -1e-10
+        assert a == pytest.approx(max(np.sum(S0 * T) / np.sum(S0 * S0), 0.0))  # eq. (19) at the end
+    b0 = kernels.mean_sq_dist(X)
+    np.testing.assert_allclose(mk.gammas_, 1 / (np.array([0.25, 1.0, 4.0]) * b0))
+
+
+def test_mkl_factor_reproduces_the_mixture_and_large_lambda_the_priors(two_blobs):
+    X, _, y_part = two_blobs
+    mk = GeneralizedNystromMKL(width_scales=(0.5, 2.0), n_landmarks=10, lambda_grid=(0.1, 1.0, 10.0),
+                               random_state=0).fit(X, y_part)
+    G = mk.transform(X)
+    K = sum(kernels.make("gaussian", gamma=g)(X, mk.landmarks_) @ T @ kernels.make("gaussian", gamma=g)(
+        X, mk.landmarks_).T for g, T in zip(mk.gammas_, mk.dictionaries_, strict=True))
+    np.testing.assert_allclose(G @ G.T, K, atol=1e-8 * np.abs(K).max())
+    np.testing.assert_allclose(mk.transform(X[:7]), G[:7])
+    assert set(mk.alignment_) == {0.1, 1.0, 10.0} and mk.alignment_[mk.lam_] == max(mk.alignment_.values())
+    prior = GeneralizedNystromMKL(width_scales=(0.5, 2.0), n_landmarks=10, lam=1e9, random_state=0).fit(X, y_part)
+    np.testing.assert_allclose(prior.weights_, [0.5, 0.5], rtol=1e-5)
+    for T, S0 in zip(prior.dictionaries_, prior.priors_, strict=True):
+        np.testing.assert_allclose(T, project_psd(S0 / 2), atol=1e-5 * np.abs(S0).max())
+
+
+def test_sketch_landmarks_are_refused(two_blobs):
+    X, _, y_part = two_blobs
+    for est in (GeneralizedNystrom(sampler="gaussian_sketch"), GeneralizedNystromMKL(sampler="gaussian_sketch")):
+        with pytest.raises(ValueError, match="needs landmark points"):
+            est.fit(X, y_part)

@@ -4,14 +4,14 @@
 - :mod:`.gnkr` -- ``GNKR``, ``gnkr_path``: generalized Nystrom kernel regression (Chen et al., NIPS 2016);
 - :mod:`.lssvm` -- ``LSSVM``: least-squares SVM with bias (Suykens), exact or Nystrom;
 - :mod:`.nusvm` -- ``NuSVM``: nu-SVM, exact or Nystrom with GSA / LLA prediction (Li et al.);
-- :mod:`.gen_nystrom` -- ``GeneralizedNystrom``: the learned low-rank kernel of Lan, Zhang et al. (AIJ 2017);
+- :mod:`.gen_nystrom` -- ``GeneralizedNystrom``, ``GeneralizedNystromMKL``: the learned low-rank kernel of Lan, Zhang et al. (AIJ 2017);
 - :mod:`._base` -- what they share (kernel and landmark parameters, landmark choice).
 """
 
-from .gen_nystrom import GeneralizedNystrom
+from .gen_nystrom import GeneralizedNystrom, GeneralizedNystromMKL
 from .gnkr import GNKR, gnkr_path
 from .krr import KRR
 from .lssvm import LSSVM
 from .nusvm import NuSVM, max_feasible_nu
 
-__all__ = ["KRR", "GNKR", "gnkr_path", "LSSVM", "NuSVM", "max_feasible_nu", "GeneralizedNystrom"]
+__all__ = ["KRR", "GNKR", "gnkr_path", "LSSVM", "NuSVM", "max_feasible_nu", "GeneralizedNystrom", "GeneralizedNystromMKL"]

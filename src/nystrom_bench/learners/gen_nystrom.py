@@ -46,7 +46,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import approx, sampling
 from ._base import _KERNEL_CONSTRAINTS, _choose_landmarks, _estimator_kernel
 
-__all__ = ["GeneralizedNystrom", "ideal_kernel", "centered_alignment", "project_psd", "solve_stationary"]
+__all__ = ["GeneralizedNystrom", "GeneralizedNystromMKL", "ideal_kernel", "centered_alignment", "project_psd", "solve_stationary"]
 
 #: the paper's lambda candidates (Section 6.2): 1e-5, 1e-4, ..., 1e5
 LAMBDA_GRID = tuple(10.0**k for k in range(-5, 6))
@@ -113,10 +113,13 @@ class _Problem:
             return project_psd(solve_stationary(self.A, self.EtKE + lam * self.S0, lam))
         return project_psd(self.S0)  # the masked problem has no closed form: start at the prior
 
-    def solve(self, lam, max_iter, tol, armijo_factor=2.0):
-        """``(S, objective values per iteration)`` by projected gradient with the Armijo rule."""
+    def solve(self, lam, max_iter, tol, armijo_factor=2.0, start=None):
+        """``(S, objective values per iteration)`` by projected gradient with the Armijo rule, from the
+        closed-form initialisation or from ``start`` (a PSD matrix) where that is lower."""
         S = self.initial(lam)
         J = self.objective(S, lam)
+        if start is not None and self.objective(start, lam) < J:
+            S, J = start, self.objective(start, lam)
         path = [J]
         a = 1e-8 * max(1.0, lam)
         for _ in range(max_iter):
@@ -138,7 +141,57 @@ class _Problem:
         return S, path
 
 
-class GeneralizedNystrom(TransformerMixin, BaseEstimator):
+class _GeneralizedNystromBase(TransformerMixin, BaseEstimator):
+    """What the single- and multiple-kernel versions share: labels, landmark count, lambda grid, prior."""
+
+    def _labels(self, X, y, where):
+        """``(X, y, indices of the labelled samples)`` after the checks of a fit."""
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        y = np.asarray(y)
+        labelled = np.flatnonzero(y != -1)
+        if len(np.unique(y[labelled])) < 2:
+            raise ValueError(f"{where} needs labelled samples of at least 2 classes (y = -1 marks the "
+                             f"unlabelled ones); got {len(labelled)} labelled sample(s) of "
+                             f"{len(np.unique(y[labelled]))} class(es)")
+        if sampling.needs_y(self.sampler) and self.landmarks is None:
+            raise ValueError(f"sampler {self.sampler!r} needs the targets of every sample; the labels here are "
+                             "partial: choose a label-free sampler (e.g. kmeans, uniform)")
+        if self.sampler == "gaussian_sketch" and self.landmarks is None or isinstance(self.landmarks, approx.Sketch):
+            raise ValueError(f"{where} needs landmark points (a dictionary kernel on them); a Gaussian sketch has "
+                             "none: choose a landmark sampler (e.g. kmeans, uniform)")
+        self.n_landmarks_ = (int(self.n_landmarks) if isinstance(self.n_landmarks, numbers.Integral)
+                             else max(1, int(round(self.n_landmarks * len(X)))))
+        return X, y, labelled
+
+    def _lambdas(self):
+        grid = [float(self.lam)] if self.lam is not None else [float(v) for v in self.lambda_grid]
+        if not grid or min(grid) <= 0:
+            raise ValueError(f"lambda_grid must hold positive values, got {list(self.lambda_grid)!r}")
+        return grid
+
+    @staticmethod
+    def _prior(E_l, K_star, W):
+        """``(beta, S0 = beta W^+)`` with beta of eq. (8)."""
+        T, _ = approx.lowrank_pinv_factor(W)
+        W_pinv = T @ T.T
+        E_pinv = linalg.pinv(E_l)
+        beta = float(np.linalg.norm(E_pinv @ K_star @ E_pinv.T) / np.linalg.norm(W_pinv))
+        return beta, beta * W_pinv
+
+    @staticmethod
+    def _root(S):
+        """R with ``S = R R^T`` (S PSD)."""
+        w, U = linalg.eigh(S)
+        return U * np.sqrt(np.maximum(w, 0.0))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+
+class GeneralizedNystrom(_GeneralizedNystromBase):
     """Generalized Nystrom low-rank kernel with side information (Lan, Zhang et al., AIJ 2017).
 
     A semi-supervised transformer: ``fit(X, y)`` with ``y = -1`` for unlabelled samples
@@ -186,6 +239,9 @@ class GeneralizedNystrom(TransformerMixin, BaseEstimator):
     objective_path_ : list of float
         The objective at the initial S and after every iteration, for ``lam_``.
     n_iter_ : int
+    root_ : ndarray of shape (m, m)
+        R with ``S = R R^T``: ``transform(X) = K(X, landmarks_) R``.
+    n_landmarks_ : int
     kernel_ : Kernel
     fit_time_ : float
     n_features_in_ : int
@@ -249,17 +305,7 @@ class GeneralizedNystrom(TransformerMixin, BaseEstimator):
         -------
         self : GeneralizedNystrom
         """
-        self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        y = np.asarray(y)
-        labelled = np.flatnonzero(y != -1)
-        if len(np.unique(y[labelled])) < 2:
-            raise ValueError("GeneralizedNystrom needs labelled samples of at least 2 classes (y = -1 marks the "
-                             f"unlabelled ones); got {len(labelled)} labelled sample(s) of "
-                             f"{len(np.unique(y[labelled]))} class(es)")
-        if sampling.needs_y(self.sampler) and self.landmarks is None:
-            raise ValueError(f"sampler {self.sampler!r} needs the targets of every sample; the labels here are "
-                             "partial: choose a label-free sampler (e.g. kmeans, uniform)")
+        X, y, labelled = self._labels(X, y, "GeneralizedNystrom")
         mask = None
         if self.must_link is not None:
             mask = np.asarray(self.must_link, dtype=np.float64)
@@ -269,25 +315,16 @@ class GeneralizedNystrom(TransformerMixin, BaseEstimator):
         t0 = time.perf_counter()
         kern = _estimator_kernel(self, X, "GeneralizedNystrom")
         self.kernel_ = kern
-        self.n_landmarks_ = (int(self.n_landmarks) if isinstance(self.n_landmarks, numbers.Integral)
-                             else max(1, int(round(self.n_landmarks * len(X)))))
         op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, None, kern, c=self.n_landmarks_))
         self.landmarks_, self.component_indices_ = op.Z, op.landmark_indices
-        T, _ = approx.lowrank_pinv_factor(op.W)
-        W_pinv = T @ T.T
         E_l = op.C[labelled]
         K_star = ideal_kernel(y[labelled])
-        E_pinv = linalg.pinv(E_l)
-        self.beta_ = float(np.linalg.norm(E_pinv @ K_star @ E_pinv.T) / np.linalg.norm(W_pinv))
-        S0 = self.beta_ * W_pinv
+        self.beta_, S0 = self._prior(E_l, K_star, op.W)
         self.prior_ = S0
         problem = _Problem(E_l, K_star, S0, mask)
-        grid = [float(self.lam)] if self.lam is not None else [float(v) for v in self.lambda_grid]
-        if not grid or min(grid) <= 0:
-            raise ValueError(f"lambda_grid must hold positive values, got {list(self.lambda_grid)!r}")
         best = None
         self.alignment_ = {}
-        for lam in grid:
+        for lam in self._lambdas():
             S, path = problem.solve(lam, self.max_iter, self.tol)
             score = centered_alignment(S, S0) * centered_alignment(E_l @ S @ E_l.T, K_star)
             self.alignment_[lam] = score
@@ -295,8 +332,7 @@ class GeneralizedNystrom(TransformerMixin, BaseEstimator):
                 best = (score, lam, S, path)
         _, self.lam_, self.dictionary_, self.objective_path_ = best
         self.n_iter_ = len(self.objective_path_) - 1
-        w, U = linalg.eigh(self.dictionary_)
-        self._root = U * np.sqrt(np.maximum(w, 0.0))  # S = R R^T
+        self.root_ = self._root(self.dictionary_)
         self.fit_time_ = time.perf_counter() - t0
         return self
 
@@ -304,9 +340,174 @@ class GeneralizedNystrom(TransformerMixin, BaseEstimator):
         """The factor ``G = K(X, Z) S^{1/2}`` (n_samples x m): ``G G^T`` is the learned kernel."""
         check_is_fitted(self, "dictionary_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self.kernel_(X, self.landmarks_) @ self._root
+        return self.kernel_(X, self.landmarks_) @ self.root_
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        return tags
+
+#: the paper's M = 9 widths b = 2^-4 b0, ..., 2^4 b0 of exp(-||x - y||^2 / b), b0 the mean squared distance
+WIDTH_SCALES = tuple(2.0**k for k in range(-4, 5))
+
+
+class GeneralizedNystromMKL(_GeneralizedNystromBase):
+    """Generalized Nystrom with multiple Gaussian kernels (Lan, Zhang et al., AIJ 2017, Section 4).
+
+    M Gaussian kernels ``exp(-||x - y||^2 / b_j)``, ``b_j = s_j b0`` (``width_scales`` s_j, b0 the mean
+    pairwise squared distance) share one landmark set; each has its own ``E_j = K_j(X, Z)`` and prior
+    ``S0_j = beta_j W_j^+``.  Eq. (17) is solved for ``T_j = alpha_j S_j`` and the weights
+    ``alpha_j >= 0`` by alternating optimisation (Section 4.1):
+
+    - ``T_j`` for fixed alpha, cyclically: problem (7) with prior ``alpha_j S0_j`` and target
+      ``K* - sum_{k != j} E_l^(k) T_k E_l^(k)T`` (warm-started at the current ``T_j``);
+    - ``alpha_j = max(<S0_j, T_j>_F / ||S0_j||_F^2, 0)`` (eq. 19) for fixed T.
+
+    Each step lowers ``J = lambda sum_j ||T_j - alpha_j S0_j||^2 + ||sum_j E_l^(j) T_j E_l^(j)T - K*||^2``
+    (recorded in ``objective_path_``).  lambda: the product over the kernels with ``alpha_j > 0`` of
+    ``rho[T_j, alpha_j S0_j]`` times ``rho[K~_l, K*]`` (Section 6.2; a kernel with ``alpha_j = 0``
+    contributes nothing to the mixture, and its alignment with the zero matrix is undefined, so
+    it is left out of the product).  The factor of ``K~ = sum_j E_j T_j E_j^T`` is
+    ``[E_1 R_1, ..., E_M R_M]`` with ``T_j = R_j R_j^T`` (eqs. 20-22).
+
+    Parameters
+    ----------
+    width_scales : sequence of float, default=2^-4, ..., 2^4
+    n_landmarks : int or float, default=1/30
+        Landmarks m~ shared by the kernels, or a fraction of n_samples (the paper:
+        ``m~ = m tau / M`` with m = 10% of n, tau = 3 and M = 9).
+    sampler, landmarks, lam, lambda_grid, max_iter, tol, random_state : as in :class:`GeneralizedNystrom`
+        (``max_iter`` and ``tol`` per T_j problem).
+    max_outer : int, default=10
+        Alternations between the T_j and the weights.
+
+    Attributes
+    ----------
+    gammas_ : ndarray of shape (M,)
+        ``1 / b_j``.
+    weights_ : ndarray of shape (M,)
+        The alphas.
+    dictionaries_ : list of M ndarrays (m, m)
+        The ``T_j = alpha_j S_j``.
+    priors_ : list of M ndarrays (m, m)
+        The ``S0_j``.
+    betas_ : ndarray of shape (M,)
+    lam_, alignment_, objective_path_, n_iter_ (alternations), landmarks_, n_landmarks_, fit_time_
+        As in :class:`GeneralizedNystrom`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_bench.learners import GeneralizedNystromMKL
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(-2, 1, (100, 2)), rng.normal(2, 1, (100, 2))])
+    >>> y = np.full(200, -1); y[::20] = np.repeat([0, 1], 100)[::20]
+    >>> mk = GeneralizedNystromMKL(n_landmarks=10, lambda_grid=(0.1, 10.0), random_state=0).fit(X, y)
+    >>> mk.transform(X).shape[0], len(mk.weights_)
+    (200, 9)
+    """
+
+    _parameter_constraints = {
+        "width_scales": ["array-like"],
+        "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"),
+                        Interval(numbers.Real, 0, 1, closed="right")],
+        "sampler": [str],
+        "landmarks": ["array-like", None],
+        "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "lambda_grid": ["array-like"],
+        "max_outer": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def __init__(self, width_scales=WIDTH_SCALES, n_landmarks=0.1 / 3, sampler="kmeans", landmarks=None, lam=None,
+                 lambda_grid=LAMBDA_GRID, max_outer=10, max_iter=50, tol=1e-6, random_state=None):
+        self.width_scales = width_scales
+        self.n_landmarks = n_landmarks
+        self.sampler = sampler
+        self.landmarks = landmarks
+        self.lam = lam
+        self.lambda_grid = lambda_grid
+        self.max_outer = max_outer
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    _choose_landmarks = _choose_landmarks
+
+    @staticmethod
+    def _mixture_objective(lam, T, alpha, S0, E_l, K_star):
+        fit = sum(E @ Tj @ E.T for E, Tj in zip(E_l, T, strict=True)) - K_star
+        return float(lam * sum(np.sum((Tj - a * S) ** 2) for Tj, a, S in zip(T, alpha, S0, strict=True))
+                     + np.sum(fit**2))
+
+    def _solve(self, lam, S0, E_l, K_star):
+        """Alternating optimisation for one lambda: ``(T list, alpha, objective path)``."""
+        M = len(S0)
+        alpha = np.full(M, 1.0 / M)
+        T = [project_psd(a * S) for a, S in zip(alpha, S0, strict=True)]
+        path = [self._mixture_objective(lam, T, alpha, S0, E_l, K_star)]
+        parts = [E @ Tj @ E.T for E, Tj in zip(E_l, T, strict=True)]
+        for _ in range(self.max_outer):
+            for j in range(M):
+                rest = K_star - (sum(parts) - parts[j])
+                T[j], _ = _Problem(E_l[j], rest, alpha[j] * S0[j]).solve(lam, self.max_iter, self.tol, start=T[j])
+                parts[j] = E_l[j] @ T[j] @ E_l[j].T
+            alpha = np.array([max(np.sum(S * Tj) / np.sum(S * S), 0.0) for S, Tj in zip(S0, T, strict=True)])
+            path.append(self._mixture_objective(lam, T, alpha, S0, E_l, K_star))
+            if path[-2] - path[-1] <= self.tol * max(abs(path[-2]), 1e-300):
+                break
+        return T, alpha, path
+
+    def fit(self, X, y):
+        """Learn the T_j and weights from X and y (class labels, -1 for unlabelled samples).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : GeneralizedNystromMKL
+        """
+        from .. import kernels
+
+        X, y, labelled = self._labels(X, y, "GeneralizedNystromMKL")
+        scales = np.asarray(self.width_scales, dtype=np.float64).ravel()
+        if not len(scales) or scales.min() <= 0:
+            raise ValueError(f"width_scales must hold positive numbers, got {self.width_scales!r}")
+        t0 = time.perf_counter()
+        b0 = kernels.mean_sq_dist(X)
+        self.gammas_ = 1.0 / (scales * b0)
+        kerns = [kernels.make("gaussian", gamma=float(g)) for g in self.gammas_]
+        Z = np.asarray(self._choose_landmarks(X, None, kerns[len(kerns) // 2], c=self.n_landmarks_))
+        Z = X[Z] if Z.ndim == 1 else Z
+        self.landmarks_ = Z
+        K_star = ideal_kernel(y[labelled])
+        E_l = [k(X[labelled], Z) for k in kerns]
+        priors = [self._prior(E, K_star, k(Z)) for E, k in zip(E_l, kerns, strict=True)]
+        self.betas_ = np.array([b for b, _ in priors])
+        S0 = [S for _, S in priors]
+        self.priors_ = S0
+        best = None
+        self.alignment_ = {}
+        for lam in self._lambdas():
+            T, alpha, path = self._solve(lam, S0, E_l, K_star)
+            K_l = sum(E @ Tj @ E.T for E, Tj in zip(E_l, T, strict=True))
+            score = centered_alignment(K_l, K_star)
+            for Tj, a, S in zip(T, alpha, S0, strict=True):
+                if a > 0:
+                    score *= centered_alignment(Tj, a * S)
+            self.alignment_[lam] = score
+            if best is None or score > best[0]:
+                best = (score, lam, T, alpha, path)
+        _, self.lam_, self.dictionaries_, self.weights_, self.objective_path_ = best
+        self.n_iter_ = len(self.objective_path_) - 1
+        self.roots_ = [self._root(Tj) for Tj in self.dictionaries_]
+        self._kernels = kerns
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+    def transform(self, X):
+        """The factor ``[K_1(X, Z) R_1, ..., K_M(X, Z) R_M]`` of the learned mixture kernel."""
+        check_is_fitted(self, "dictionaries_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return np.hstack([k(X, self.landmarks_) @ R for k, R in zip(self._kernels, self.roots_, strict=True)])
