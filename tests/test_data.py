@@ -310,3 +310,24 @@ def test_keel_stand_ins_for_the_ding_et_al_sets():
     assert X.shape == (345, 6) and len(np.unique(y)) == 2
     X, y = data.obtain("german_keel")
     assert X.shape == (1000, 61) and len(np.unique(y)) == 2
+
+
+def test_a_class_subset_of_an_embedded_source():
+    from sklearn.datasets import load_digits
+
+    X, y = data.obtain("digits49")
+    X0, y0 = load_digits(return_X_y=True)
+    keep = (y0 == 4) | (y0 == 9)
+    np.testing.assert_array_equal(X, X0[keep])
+    np.testing.assert_array_equal(y, (y0[keep] == 9).astype(int))
+
+
+@pytest.mark.parametrize("entry, match", [
+    ({"classes": [4]}, "at least 2 distinct labels"),
+    ({"classes": [4, 9, 1]}, "shape says 2 classes but classes: lists 3"),
+    ({"task": "regression", "shape": [10, 2], "classes": [1, 2]}, "classification source"),
+])
+def test_a_bad_class_subset_is_a_registry_error(entry, match):
+    base = {"task": "binary", "source": "sklearn:load_digits", "shape": [10, 64, 2], "split": {"test_fraction": 0.3}}
+    with pytest.raises(data.DataError, match=match):
+        _validate_entry("x", {**base, **entry})

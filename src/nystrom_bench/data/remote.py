@@ -172,9 +172,12 @@ class _CachedFile:
 
 
 def _shape_problem(e, parts):
-    """Why the parsed files do not have the registry's shape (or None)."""
-    shape = (sum(len(p[0]) for p in parts), parts[0][0].shape[1] if parts[0][0].ndim == 2 else -1)
-    expected = tuple(e["shape"][:2])
+    """Why the parsed files do not have the registry's shape (or None).  With ``classes:`` the
+    registry's row count is that of the class subset, so only the number of columns is checked
+    here (obtain() checks the rows after taking the subset)."""
+    rows = sum(len(p[0]) for p in parts)
+    shape = (rows, parts[0][0].shape[1] if parts[0][0].ndim == 2 else -1)
+    expected = (rows if "classes" in e else e["shape"][0], e["shape"][1])
     if shape != expected or any(p[0].ndim != 2 or p[0].shape[1] != shape[1] for p in parts):
         return f"parsed shape {shape} differs from the registry's {expected}"
     return None

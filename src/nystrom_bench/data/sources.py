@@ -102,6 +102,13 @@ def obtain(name, cache_dir=None, lock=None, timeout=30.0, retries=3, return_meta
         X, y, n_train = remote.from_urls(name, e, cache_dir, lock, timeout, retries)
     else:
         X, y = synthetic.generate(arg, e.get("params", {}), name)
+    if "classes" in e:  # a subset of the source's classes (e.g. digit pairs), in the source's own labels
+        y = np.asarray(y)
+        numeric = y.dtype.kind in "biuf" and all(isinstance(c, (int, float)) for c in e["classes"])
+        keep = (np.isin(y.astype(np.float64), np.asarray(e["classes"], dtype=np.float64)) if numeric
+                else np.isin(y.astype(str), [str(c) for c in e["classes"]]))
+        X, y = X[keep], y[keep]
+        n_train = None if n_train is None else int(keep[:n_train].sum())
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = _encode_labels(y, e["task"])
     _check_arrays(name, e, X, y)
