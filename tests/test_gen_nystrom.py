@@ -6,7 +6,7 @@ from scipy import linalg
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from nystrom_bench import approx, kernels
-from nystrom_bench.learners import GeneralizedNystrom, GeneralizedNystromMKL
+from nystrom_bench.learners import AlignmentMKL, GeneralizedNystrom, GeneralizedNystromMKL
 from nystrom_bench.learners.gen_nystrom import (
     _Problem,
     centered_alignment,
@@ -221,3 +221,45 @@ def test_sketch_landmarks_are_refused(two_blobs):
     for est in (GeneralizedNystrom(sampler="gaussian_sketch"), GeneralizedNystromMKL(sampler="gaussian_sketch")):
         with pytest.raises(ValueError, match="needs landmark points"):
             est.fit(X, y_part)
+
+
+@parametrize_with_checks([AlignmentMKL(), AlignmentMKL(centered=False, width_scales=(0.5, 2.0))])
+def test_alignment_mkl_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("centered", [True, False])
+def test_alignment_weights_maximise_the_alignment_over_the_cone(rng, centered):
+    """Cortes et al.'s Prop. 9: mu = v*/||v*|| maximises <K^c, K*^c> / ||K^c|| over mu >= 0."""
+    from nystrom_bench.learners.mkl import _centre, alignment_weights
+
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=40) > 0).astype(int)
+    Ks = [kernels.make("gaussian", gamma=g)(X) for g in (0.05, 0.3, 2.0, 10.0)]
+    T = ideal_kernel(y)
+    prep = _centre if centered else (lambda K: K)
+
+    def score(mu):
+        K = prep(sum(m * Kj for m, Kj in zip(mu, Ks, strict=True)))
+        return np.sum(K * prep(T)) / np.linalg.norm(K)
+
+    mu = alignment_weights(Ks, T, centered=centered)
+    assert (mu >= 0).all() and np.linalg.norm(mu) == pytest.approx(1.0)
+    best = score(mu)
+    for _ in range(300):
+        assert score(np.abs(rng.normal(size=4)) * rng.integers(0, 2, size=4) + 1e-12) <= best + 1e-9
+    if centered:
+        np.testing.assert_allclose(mu, alignment_weights([3 * K for K in Ks], T), atol=1e-6)  # scale-free
+
+
+def test_alignment_mkl_predicts_with_the_combined_kernel(rng):
+    from sklearn.svm import SVC
+
+    X = rng.normal(size=(60, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, "same", "diff")
+    Xt = rng.normal(size=(20, 2))
+    mkl = AlignmentMKL(width_scales=(0.25, 1.0, 4.0)).fit(X, y)
+    K = sum(w * kernels.make("gaussian", gamma=g)(X) for w, g in zip(mkl.weights_, mkl.gammas_, strict=True))
+    Kt = sum(w * kernels.make("gaussian", gamma=g)(Xt, X) for w, g in zip(mkl.weights_, mkl.gammas_, strict=True))
+    ref = SVC(C=1.0, kernel="precomputed").fit(K, y)
+    np.testing.assert_array_equal(mkl.predict(Xt), ref.predict(Kt))

@@ -5,6 +5,7 @@
 - :mod:`.lssvm` -- ``LSSVM``: least-squares SVM with bias (Suykens), exact or Nystrom;
 - :mod:`.nusvm` -- ``NuSVM``: nu-SVM, exact or Nystrom with GSA / LLA prediction (Li et al.);
 - :mod:`.gen_nystrom` -- ``GeneralizedNystrom``, ``GeneralizedNystromMKL``: the learned low-rank kernel of Lan, Zhang et al. (AIJ 2017);
+- :mod:`.mkl` -- ``AlignmentMKL``: ABMKL / CABMKL, SVMs on alignment-weighted Gaussian kernels;
 - :mod:`._base` -- what they share (kernel and landmark parameters, landmark choice).
 """
 
@@ -12,6 +13,7 @@ from .gen_nystrom import GeneralizedNystrom, GeneralizedNystromMKL
 from .gnkr import GNKR, gnkr_path
 from .krr import KRR
 from .lssvm import LSSVM
+from .mkl import AlignmentMKL
 from .nusvm import NuSVM, max_feasible_nu
 
-__all__ = ["KRR", "GNKR", "gnkr_path", "LSSVM", "NuSVM", "max_feasible_nu", "GeneralizedNystrom", "GeneralizedNystromMKL"]
+__all__ = ["KRR", "GNKR", "gnkr_path", "LSSVM", "NuSVM", "max_feasible_nu", "GeneralizedNystrom", "GeneralizedNystromMKL", "AlignmentMKL"]
