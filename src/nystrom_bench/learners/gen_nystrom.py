@@ -17,13 +17,14 @@ Solver (Section 3.4-3.5):
 - initial S: the stationary point without the PSD constraint, ``S + P S P = Q`` (eq. 12)
   with ``P = E_l^T E_l / sqrt(lambda)``, ``Q = S0 + E_l^T K* E_l / lambda``, solved in P's
   eigenbasis (eq. 13: ``S~_ij = Q~_ij / (1 + L_i L_j)``), then projected on the PSD cone;
-- projected gradient ("gradient mapping") with the Armijo-Goldstein rule: with the gradient
+- projected gradient ("gradient mapping") with the Armijo-Goldstein rule, accelerated as Beck &
+  Teboulle's monotone FISTA (the paper mentions Nesterov's method as an option): with the gradient
   ``D = 2 lambda (S - S0) + 2 E_l^T (E_l S E_l^T - K*) E_l``, the trial point
   ``B_a = P_psd(S - D / a)`` (eq. 10) is accepted when
   ``J(B_a) <= J(S) + <D, B_a - S> + a/2 ||B_a - S||^2``, else a grows by ``armijo_factor``.
   The paper's eq. (9) prints ``S + eta D``: a step *up* the gradient; the descent step and its
   projection are ``B_a`` above (derived from eq. 10, which the paper itself solves that way).
-  The objective cannot increase: ``B_a`` minimises the model whose value at S is J(S).
+  The objective cannot increase: an iterate is kept only where it lowers J.
 - lambda: when not given, each value of ``lambda_grid`` is solved and the one maximising the
   product of normalised (centred) kernel alignments ``rho[S, S0] * rho[E_l S E_l^T, K*]``
   (eqs. 14-15) is kept: no validation labels are needed.
@@ -73,9 +74,10 @@ def centered_alignment(A, B):
 
 def project_psd(S):
     """The nearest PSD matrix in Frobenius norm: negative eigenvalues set to 0 (eq. 11)."""
-    S = (S + S.T) / 2
-    w, U = linalg.eigh(S, check_finite=False)
-    return (U * np.maximum(w, 0.0)) @ U.T
+    w, U = linalg.eigh((S + S.T) / 2, check_finite=False, overwrite_a=True, driver="evd")
+    pos = w > 0
+    U = U[:, pos]
+    return (U * w[pos]) @ U.T
 
 
 def solve_stationary(A, Q_lambda, lam):
@@ -95,6 +97,7 @@ class _Problem:
         self.E_l, self.K_star, self.S0 = E_l, K_star, S0
         self.mask = mask
         self.A = E_l.T @ E_l
+        self.top_eig = float(linalg.eigvalsh(self.A)[-1])
         target = K_star if mask is None else mask * K_star
         self.EtKE = E_l.T @ target @ E_l
 
@@ -114,30 +117,45 @@ class _Problem:
         return project_psd(self.S0)  # the masked problem has no closed form: start at the prior
 
     def solve(self, lam, max_iter, tol, armijo_factor=2.0, start=None):
-        """``(S, objective values per iteration)`` by projected gradient with the Armijo rule, from the
-        closed-form initialisation or from ``start`` (a PSD matrix) where that is lower."""
+        """``(S, objective values per iteration)``: projected gradient with the Armijo rule, accelerated
+        (Beck & Teboulle's monotone FISTA), from the closed-form initialisation or from ``start`` (a PSD
+        matrix) where that is lower.
+
+        Each iteration takes the paper's gradient-mapping step ``B_a = P_psd(Y - D(Y) / a)`` at the
+        extrapolated point Y, with a raised by ``armijo_factor`` until the Armijo condition holds
+        (a starts at 1/16 of the gradient's Lipschitz constant ``2 lambda + 2 ||E_l^T E_l||^2`` and is
+        halved before each iteration, so the step follows the local curvature), and keeps the better of
+        ``B_a`` and the current S: the objective never increases.  Plain projected gradient (the paper's scheme) needed hundreds of iterations
+        for small lambda; the acceleration reaches the same optimum in far fewer.
+        """
         S = self.initial(lam)
         J = self.objective(S, lam)
         if start is not None and self.objective(start, lam) < J:
             S, J = start, self.objective(start, lam)
         path = [J]
-        a = 1e-8 * max(1.0, lam)
+        lipschitz = 2 * lam + 2 * self.top_eig**2
+        a = lipschitz / 16
+        Y, t = S, 1.0
         for _ in range(max_iter):
-            D = self.gradient(S, lam)
+            D = self.gradient(Y, lam)
+            JY = self.objective(Y, lam)
+            a = max(a / armijo_factor, lipschitz * 1e-9)  # let the step grow again where the curvature allows
             while True:
-                B = project_psd(S - D / a)
-                step = B - S
+                B = project_psd(Y - D / a)
+                step = B - Y
                 JB = self.objective(B, lam)
-                if JB <= J + np.sum(D * step) + a / 2 * np.sum(step**2) + 1e-12 * abs(J):
+                if JB <= JY + np.sum(D * step) + a / 2 * np.sum(step**2) + 1e-12 * abs(JY) or a > 4 * lipschitz:
                     break
                 a *= armijo_factor
-            done = J - JB <= tol * max(abs(J), 1e-300)
+            previous, J_prev = S, J
             if JB <= J:
                 S, J = B, JB
             path.append(J)
-            if done:
+            t_next = (1 + np.sqrt(1 + 4 * t * t)) / 2
+            Y = S + (t / t_next) * (B - S) + ((t - 1) / t_next) * (S - previous)
+            t = t_next
+            if JB <= J_prev and J_prev - J <= tol * max(abs(J_prev), 1e-300):
                 break
-            a = max(a / armijo_factor, 1e-12)  # let the step grow again
         return S, path
 
 
@@ -216,8 +234,11 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
     must_link : array-like of shape (n_labelled, n_labelled) or None
         The 0/1 mask T of Section 3.3 over the labelled samples (in their order in X): only
         the marked pairs count in the second term.  None: every labelled pair.
-    max_iter : int, default=100
-        Projected-gradient iterations per lambda.
+    max_iter : int, default=20
+        Projected-gradient iterations per lambda.  The paper reports that "only a few iterations are
+        needed" after the closed-form initialisation; the objective still decreases after 20 (slowly,
+        for small lambda, where the problem is ill-conditioned: measured on segment, 400 iterations
+        lower it by another factor of 8 at lambda = 1e-5), so raise it where the exact optimum matters.
     tol : float, default=1e-6
         Stop when an iteration lowers the objective by less than ``tol`` times its value.
     random_state : int, Generator or None
@@ -238,6 +259,8 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
         ``{lambda: criterion (15)}`` over the grid (one entry when ``lam`` is given).
     objective_path_ : list of float
         The objective at the initial S and after every iteration, for ``lam_``.
+    dictionary_path_ : dict
+        ``{lambda: S(lambda)}`` over the grid (for the alignment-vs-error curve of the paper's Fig. 1).
     n_iter_ : int
     root_ : ndarray of shape (m, m)
         R with ``S = R R^T``: ``transform(X) = K(X, landmarks_) R``.
@@ -273,7 +296,7 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
     }
 
     def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, n_landmarks=0.1,
-                 sampler="kmeans", landmarks=None, lam=None, lambda_grid=LAMBDA_GRID, must_link=None, max_iter=100,
+                 sampler="kmeans", landmarks=None, lam=None, lambda_grid=LAMBDA_GRID, must_link=None, max_iter=20,
                  tol=1e-6, random_state=None):
         self.kernel = kernel
         self.gamma = gamma
@@ -323,11 +346,12 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
         self.prior_ = S0
         problem = _Problem(E_l, K_star, S0, mask)
         best = None
-        self.alignment_ = {}
+        self.alignment_, self.dictionary_path_ = {}, {}
         for lam in self._lambdas():
             S, path = problem.solve(lam, self.max_iter, self.tol)
             score = centered_alignment(S, S0) * centered_alignment(E_l @ S @ E_l.T, K_star)
             self.alignment_[lam] = score
+            self.dictionary_path_[lam] = S
             if best is None or score > best[0]:
                 best = (score, lam, S, path)
         _, self.lam_, self.dictionary_, self.objective_path_ = best
@@ -336,11 +360,14 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
         self.fit_time_ = time.perf_counter() - t0
         return self
 
-    def transform(self, X):
-        """The factor ``G = K(X, Z) S^{1/2}`` (n_samples x m): ``G G^T`` is the learned kernel."""
+    def transform(self, X, lam=None):
+        """The factor ``G = K(X, Z) S^{1/2}`` (n_samples x m): ``G G^T`` is the learned kernel.
+
+        ``lam``: the factor of ``S(lam)`` of ``dictionary_path_`` instead of the chosen one."""
         check_is_fitted(self, "dictionary_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self.kernel_(X, self.landmarks_) @ self.root_
+        root = self.root_ if lam is None else self._root(self.dictionary_path_[lam])
+        return self.kernel_(X, self.landmarks_) @ root
 
 
 #: the paper's M = 9 widths b = 2^-4 b0, ..., 2^4 b0 of exp(-||x - y||^2 / b), b0 the mean squared distance
@@ -374,8 +401,9 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
         ``m~ = m tau / M`` with m = 10% of n, tau = 3 and M = 9).
     sampler, landmarks, lam, lambda_grid, max_iter, tol, random_state : as in :class:`GeneralizedNystrom`
         (``max_iter`` and ``tol`` per T_j problem).
-    max_outer : int, default=10
-        Alternations between the T_j and the weights.
+    max_outer : int, default=5
+        Alternations between the T_j and the weights (each T_j problem gets ``max_iter``, default 10,
+        warm-started iterations).
 
     Attributes
     ----------
@@ -418,7 +446,7 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
     }
 
     def __init__(self, width_scales=WIDTH_SCALES, n_landmarks=0.1 / 3, sampler="kmeans", landmarks=None, lam=None,
-                 lambda_grid=LAMBDA_GRID, max_outer=10, max_iter=50, tol=1e-6, random_state=None):
+                 lambda_grid=LAMBDA_GRID, max_outer=5, max_iter=10, tol=1e-6, random_state=None):
         self.width_scales = width_scales
         self.n_landmarks = n_landmarks
         self.sampler = sampler
