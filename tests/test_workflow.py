@@ -74,6 +74,16 @@ TINY = {
                     "kmeans": {"sampler": "kmeans"}},
         "reference": "uniform",
         "params": {"ratios": [0.05, 0.2], "gamma_scales": [0.5, 1.0], "nus": [0.1, 0.3], "alphas": [0.01, 0.1]},
+    }, "gen_nystrom_tiny": {  # semi-supervised: the whole data set, labels drawn per repeat; paper-layout tables
+        "kind": "gen_nystrom",
+        "datasets": ["digits27", "wine"],
+        "seeds": [0, 1],
+        "split": {"test_fraction": 0},
+        "kernels": {"gaussian": {"kernel": "gaussian", "gamma": "mean"}},
+        "methods": {"nystrom": {"approach": "nystrom"}, "gen_nystrom": {"approach": "gen_nystrom"},
+                    "cabmkl": {"approach": "cabmkl"}, "gen_nystrom_mkl": {"approach": "gen_nystrom_mkl"}},
+        "reference": "nystrom",
+        "params": {"n_labels": [12, 30], "lambda_grid": [0.1, 10.0], "width_scales": [0.5, 2.0]},
     }},
 }
 
@@ -201,6 +211,20 @@ def test_integration_block(workdir):
         assert (figs / name).stat().st_size > 1000
     text = "".join(p.extract_text() for p in PdfReader(workdir / "reports/integration_tiny.pdf").pages)
     assert "GSA vs LLA on relative rkhs error" in text and "Paper vs ours" in text and "Hyperparameters" in text
+
+
+@pytest.mark.slow
+def test_gen_nystrom_block(workdir):
+    from pypdf import PdfReader
+
+    res = pd.read_csv(workdir / "results/gen_nystrom_tiny/results.csv")
+    assert len(res) == 2 * 2 * 4 * 2  # data sets x seeds x methods x n_labels
+    assert res["error"].between(0, 100).all() and sorted(res["n_labels"].unique()) == [12, 30]
+    assert len(tracking.active_runs("gen_nystrom_tiny", f"sqlite:///{workdir}/mlflow.db")) == len(res)
+    figs = workdir / "results/gen_nystrom_tiny/figures"
+    assert (figs / "alignment_vs_error.png").stat().st_size > 1000 and (figs / "error_vs_n_labels.png").exists()
+    text = "".join(p.extract_text() for p in PdfReader(workdir / "reports/gen_nystrom_tiny.pdf").pages)
+    assert "Table 1 (single kernel)" in text and "Table 2 (multiple kernel)" in text and "not implemented" in text
 
 
 @pytest.mark.slow

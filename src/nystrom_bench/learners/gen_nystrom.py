@@ -401,7 +401,11 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
     - ``alpha_j = max(<S0_j, T_j>_F / ||S0_j||_F^2, 0)`` (eq. 19) for fixed T.
 
     Each step lowers ``J = lambda sum_j ||T_j - alpha_j S0_j||^2 + ||sum_j E_l^(j) T_j E_l^(j)T - K*||^2``
-    (recorded in ``objective_path_``).  The paper gives no starting point: we start from ``alpha = 0,
+    (recorded in ``objective_path_``).  The criterion's product runs over the kernels that contribute
+    to the mixture on the labelled samples (``||E_l T_j E_l^T|| > 1e-6 ||K~_l||``): a kernel with a
+    negligible weight has an arbitrary, tiny alignment with its prior that would otherwise decide the
+    product (measured on german: every lambda scored ~1e-12 and the choice was noise); a lambda whose
+    mixture vanishes on the labelled samples scores -inf.  The paper gives no starting point: we start from ``alpha = 0,
     T = 0``, so that a kernel which cannot fit the labels (a very narrow width, whose ``beta_j`` of
     eq. (8) is then enormous: 10^15.7 on german) ends with ``alpha_j ~ 0`` (from ``alpha = 1/M`` that
     kernel kept its enormous prior and the linear SVM on the factor failed: 45% error on german, 35%
@@ -542,11 +546,16 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
         for lam in self._lambdas():
             with self._blas_for(len(Z)):
                 T, alpha, path = self._solve(lam, S0, E_l, K_star)
-            K_l = sum(E @ Tj @ E.T for E, Tj in zip(E_l, T, strict=True))
-            score = centered_alignment(K_l, K_star)
-            for Tj, a, S in zip(T, alpha, S0, strict=True):
-                if a > 0:
-                    score *= centered_alignment(Tj, a * S)
+            parts = [E @ Tj @ E.T for E, Tj in zip(E_l, T, strict=True)]
+            K_l = sum(parts)
+            size = np.linalg.norm(K_l)
+            if size <= 1e-8 * np.linalg.norm(K_star):
+                score = -np.inf  # the mixture vanishes on the labelled samples: its alignment is undefined
+            else:
+                score = centered_alignment(K_l, K_star)
+                for part, Tj, a, S in zip(parts, T, alpha, S0, strict=True):
+                    if a > 0 and np.linalg.norm(part) > 1e-6 * size:  # kernels that contribute to the mixture
+                        score *= centered_alignment(Tj, a * S)
             self.alignment_[lam] = score
             if best is None or score > best[0]:
                 best = (score, lam, T, alpha, path)

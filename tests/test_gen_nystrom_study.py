@@ -1,0 +1,117 @@
+"""The gen_nystrom study kind (Lan, Zhang et al., AIJ 2017): protocol, rows, paper tables, checks."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nystrom_bench import data, results, seeding, studies
+from nystrom_bench.config import ConfigError, check
+from nystrom_bench.studies import gen_nystrom as mod
+
+METHODS = {m: {"approach": m} for m in ("svm", "nystrom", "gen_nystrom", "abmkl", "cabmkl", "gen_nystrom_mkl")}
+
+
+def _block(**kw):
+    return {"kind": "gen_nystrom", "datasets": ["digits27"], "seeds": [0, 1], "scaling": "standardize",
+            "split": {"test_fraction": 0}, "kernels": {"gaussian": {"kernel": "gaussian", "gamma": "mean"}},
+            "methods": METHODS, "reference": "nystrom",
+            "params": {"n_labels": [20], "lambda_grid": [0.01, 1.0, 100.0], "width_scales": [0.5, 1.0, 2.0]}, **kw}
+
+
+def test_labelled_indices_are_spread_evenly_over_the_classes():
+    y = np.repeat([0, 1, 2], [50, 30, 3])
+    idx = mod.labelled_indices(y, 20, np.random.default_rng(0))
+    assert len(idx) == len(set(idx.tolist())) == 3 + 7 + 7 and np.bincount(y[idx]).tolist() == [7, 7, 3]
+    idx = mod.labelled_indices(np.repeat([0, 1], 50), 11, np.random.default_rng(1))
+    assert np.bincount(np.repeat([0, 1], 50)[idx]).tolist() == [6, 5]
+
+
+def test_rows_every_method_and_the_protocol():
+    X, y = data.obtain("digits27")
+    kind = studies.get("gen_nystrom")
+    rows = kind.run("gen_nystrom", _block(), "digits27", X, y, {}, None)
+    assert len(rows) == 2 * len(METHODS)
+    by = {(r["method"], r["seed"]): r for r in rows}
+    for r in rows:
+        assert r["coords"] == {"n_labels": 20} and 0 <= r["metrics"]["error"] <= 100
+        assert r["params"]["n_labelled"] == 20 and r["params"]["n_unlabelled"] == len(y) - 20
+    # the single-kernel methods beat chance by far on an easy pair
+    assert by[("gen_nystrom", 0)]["metrics"]["error"] < 10 and by[("nystrom", 0)]["metrics"]["error"] < 10
+    gn = by[("gen_nystrom", 0)]["params"]
+    assert gn["lam"] in (0.01, 1.0, 100.0) and [p[0] for p in gn["lambda_path"]] == [0.01, 1.0, 100.0]
+    assert max(gn["lambda_path"], key=lambda p: p[1])[0] == gn["lam"]  # the criterion's arg-max is used
+    assert len(by[("gen_nystrom_mkl", 0)]["params"]["weights"]) == 3
+    # a row from the public API: the labelled set of the (seed, n_labels) stream, the method's stream
+    from sklearn.svm import LinearSVC
+
+    from nystrom_bench.learners import GeneralizedNystrom
+
+    sp = data.load("digits27", seed=0, split={"test_fraction": 0})
+    lab = mod.labelled_indices(sp.y_train, 20, seeding.rng(0, "gen_nystrom", "digits27", "labels", 20))
+    y_part = np.full(len(sp.y_train), -1)
+    y_part[lab] = sp.y_train[lab]
+    model = GeneralizedNystrom(gamma=1 / __import__("nystrom_bench").kernels.mean_sq_dist(sp.X_train),
+                               lambda_grid=(0.01, 1.0, 100.0),
+                               random_state=seeding.rng(0, "gen_nystrom", "digits27")).fit(sp.X_train, y_part)
+    G = model.transform(sp.X_train)
+    unl = np.setdiff1d(np.arange(len(y_part)), lab)
+    err = 100 * np.mean(LinearSVC(C=1.0, max_iter=20000).fit(G[lab], sp.y_train[lab]).predict(G[unl])
+                        != sp.y_train[unl])
+    assert err == pytest.approx(by[("gen_nystrom", 0)]["metrics"]["error"])
+
+
+def test_paper_tables_parsed():
+    t1, t2 = mod.PAPER_TABLES[1], mod.PAPER_TABLES[2]
+    assert len(t1) == 16 and len(t2) == 17
+    assert t1["german"]["Ours single kernel"] == (36.84, 3.37, 0.4)
+    assert t2["satimage"]["ABMKL"] == (13.6, 0.71, 7.8) and "NCNM" not in t1["mnist"]
+
+
+def _frame():
+    rows = []
+    rng = np.random.default_rng(0)
+    for seed in range(6):
+        for m, base in (("svm", 20.0), ("nystrom", 15.0), ("gen_nystrom", 10.0), ("cabmkl", 12.0)):
+            rows.append({"dataset": "segment", "method": m, "kernel": "g", "seed": seed, "coords": {"n_labels": 100},
+                         "params": {"approach": m, "n_labelled": 100, "n_unlabelled": 2210},
+                         "metrics": {"error": base + rng.normal(0, 0.3), "seconds": 1.0}})
+    import io
+
+    buf = io.StringIO()
+    results.frame("s", rows, ("n_labels",)).to_csv(buf, index=False)
+    buf.seek(0)
+    return pd.read_csv(buf)
+
+
+def test_paper_layout_marks_the_best_and_lists_missing_baselines():
+    df = _frame()
+    methods = {m: {"approach": m} for m in ("svm", "nystrom", "gen_nystrom", "cabmkl")}
+    t1 = mod.paper_layout(df, methods, 1).iloc[0]
+    assert t1["Ours single kernel"].split(" [")[0].endswith("*") and not t1["LibSVM"].split(" [")[0].endswith("*")
+    assert t1["CSI"] == "not implemented [paper: 9.39+-1.14]" and "[paper: 9.59+-1.20]" in t1["Ours single kernel"]
+    t2 = mod.paper_layout(df, methods, 2).iloc[0]
+    assert t2["CABMKL"].split(" [")[0].endswith("*") and t2["SimpleMKL"].startswith("not implemented")
+    assert "2310 rows" in t1["data set"]
+
+
+@pytest.mark.parametrize("patch, match", [
+    ({"methods": {"x": {"approach": "cluster"}}}, "'cluster' is not implemented yet"),
+    ({"methods": {"x": {"approach": "svm2"}}}, "approach must be one of"),
+    ({"methods": {"x": {"approach": "nystrom", "sampler": "gaussian_sketch"}}}, "cannot give landmarks"),
+    ({"params": {"n_labels": [1]}}, "n_labels must be"),
+    ({"params": {"n_labels": [400]}}, "has only 356 rows"),
+    ({"params": {"lambda_grid": []}}, "lambda_grid"),
+])
+def test_config_errors_name_the_fix(patch, match):
+    block = {**_block(), **patch}
+    block.pop("kind")
+    if patch.get("methods"):
+        block["reference"] = "x"
+    with pytest.raises(ConfigError, match=match):
+        check({"studies": {"gen_nystrom": block}})
+
+
+def test_params_are_json():
+    assert json.loads(json.dumps(mod.NOT_IMPLEMENTED))["CSI"][0] == 1
