@@ -161,6 +161,19 @@ class _Problem:
         return S, path
 
 
+#: parameter constraints of both versions
+_SHARED_CONSTRAINTS = {
+    "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), Interval(numbers.Real, 0, 1, closed="right")],
+    "sampler": [str],
+    "landmarks": ["array-like", None],
+    "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "lambda_grid": ["array-like"],
+    "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+    "tol": [Interval(numbers.Real, 0, None, closed="left")],
+    "random_state": ["random_state", np.random.Generator],
+}
+
+
 class _GeneralizedNystromBase(TransformerMixin, BaseEstimator):
     """What the single- and multiple-kernel versions share: labels, landmark count, lambda grid, prior."""
 
@@ -294,19 +307,7 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
     200
     """
 
-    _parameter_constraints = {
-        **_KERNEL_CONSTRAINTS,
-        "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"),
-                        Interval(numbers.Real, 0, 1, closed="right")],
-        "sampler": [str],
-        "landmarks": ["array-like", None],
-        "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "lambda_grid": ["array-like"],
-        "must_link": ["array-like", None],
-        "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
-        "tol": [Interval(numbers.Real, 0, None, closed="left")],
-        "random_state": ["random_state", np.random.Generator],
-    }
+    _parameter_constraints = {**_KERNEL_CONSTRAINTS, **_SHARED_CONSTRAINTS, "must_link": ["array-like", None]}
 
     def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, n_landmarks=0.1,
                  sampler="kmeans", landmarks=None, lam=None, lambda_grid=LAMBDA_GRID, must_link=None, max_iter=20,
@@ -454,19 +455,8 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
     (200, 9)
     """
 
-    _parameter_constraints = {
-        "width_scales": ["array-like"],
-        "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"),
-                        Interval(numbers.Real, 0, 1, closed="right")],
-        "sampler": [str],
-        "landmarks": ["array-like", None],
-        "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "lambda_grid": ["array-like"],
-        "max_outer": [Interval(numbers.Integral, 1, None, closed="left")],
-        "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
-        "tol": [Interval(numbers.Real, 0, None, closed="left")],
-        "random_state": ["random_state", np.random.Generator],
-    }
+    _parameter_constraints = {**_SHARED_CONSTRAINTS, "width_scales": ["array-like"],
+                              "max_outer": [Interval(numbers.Integral, 1, None, closed="left")]}
 
     def __init__(self, width_scales=WIDTH_SCALES, n_landmarks=0.1 / 3, sampler="kmeans", landmarks=None, lam=None,
                  lambda_grid=LAMBDA_GRID, max_outer=5, max_iter=10, tol=1e-6, random_state=None):
