@@ -45,11 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["approximation_error", "approximation_errors", "rkhs_sq_distance", "MODES"]
-
-#: the integrations of a Nystrom approximation into a kernel machine
-MODES = ("gsa", "lla", "ncr")
-
+__all__ = ["approximation_error", "approximation_errors", "rkhs_sq_distance"]
 
 def _columns(c):
     c = np.asarray(c, dtype=np.float64)

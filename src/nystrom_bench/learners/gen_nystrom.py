@@ -82,11 +82,11 @@ def project_psd(S):
     return (U * w[pos]) @ U.T
 
 
-def solve_stationary(A, Q_lambda, lam):
+def solve_stationary(A, Q_lambda, lam, eig=None):
     """The S with ``lambda S + A S A = Q_lambda`` for symmetric PSD A (the unconstrained stationary
     point of eq. 7 with ``A = E_l^T E_l`` and ``Q_lambda = E_l^T K* E_l + lambda S0``): eqs. 12-13 in
-    A's eigenbasis, ``S~_ij = Q~_ij / (lambda + a_i a_j)``."""
-    a, U = linalg.eigh(A, check_finite=False)
+    A's eigenbasis, ``S~_ij = Q~_ij / (lambda + a_i a_j)``; ``eig``: A's ``(eigenvalues, vectors)`` if known."""
+    a, U = linalg.eigh(A, check_finite=False) if eig is None else eig
     Qt = U.T @ Q_lambda @ U
     St = Qt / (lam + np.outer(a, a))
     return U @ St @ U.T
@@ -95,11 +95,14 @@ def solve_stationary(A, Q_lambda, lam):
 class _Problem:
     """Objective, gradient and solver of eq. (7) for one S0, E_l, K* (and must-link mask)."""
 
-    def __init__(self, E_l, K_star, S0, mask=None):
+    def __init__(self, E_l, K_star, S0, mask=None, eig=None):
+        """``eig``: the ``(eigenvalues, vectors)`` of ``E_l^T E_l`` when already known (they depend on E_l
+        only: the multiple-kernel alternation solves many problems with one E_l)."""
         self.E_l, self.K_star, self.S0 = E_l, K_star, S0
         self.mask = mask
         self.A = E_l.T @ E_l
-        self.top_eig = float(linalg.eigvalsh(self.A)[-1])
+        self.eig = linalg.eigh(self.A, check_finite=False) if eig is None else eig
+        self.top_eig = float(self.eig[0][-1])
         target = K_star if mask is None else mask * K_star
         self.EtKE = E_l.T @ target @ E_l
 
@@ -111,11 +114,17 @@ class _Problem:
         return float(lam * np.sum((S - self.S0) ** 2) + np.sum(self.residual(S) ** 2))
 
     def gradient(self, S, lam):
-        return 2 * lam * (S - self.S0) + 2 * self.E_l.T @ self.residual(S) @ self.E_l
+        return self.objective_and_gradient(S, lam)[1]
+
+    def objective_and_gradient(self, S, lam):
+        """J(S) and its gradient from one residual."""
+        R = self.residual(S)
+        J = float(lam * np.sum((S - self.S0) ** 2) + np.sum(R**2))
+        return J, 2 * lam * (S - self.S0) + 2 * self.E_l.T @ R @ self.E_l
 
     def initial(self, lam):
         if self.mask is None:
-            return project_psd(solve_stationary(self.A, self.EtKE + lam * self.S0, lam))
+            return project_psd(solve_stationary(self.A, self.EtKE + lam * self.S0, lam, eig=self.eig))
         return project_psd(self.S0)  # the masked problem has no closed form: start at the prior
 
     def solve(self, lam, max_iter, tol, armijo_factor=2.0, start=None):
@@ -132,15 +141,15 @@ class _Problem:
         """
         S = self.initial(lam)
         J = self.objective(S, lam)
-        if start is not None and self.objective(start, lam) < J:
-            S, J = start, self.objective(start, lam)
+        J_start = None if start is None else self.objective(start, lam)
+        if J_start is not None and J_start < J:
+            S, J = start, J_start
         path = [J]
         lipschitz = 2 * lam + 2 * self.top_eig**2
         a = lipschitz / 16
         Y, t = S, 1.0
         for _ in range(max_iter):
-            D = self.gradient(Y, lam)
-            JY = self.objective(Y, lam)
+            JY, D = self.objective_and_gradient(Y, lam)
             a = max(a / armijo_factor, lipschitz * 1e-9)  # let the step grow again where the curvature allows
             while True:
                 B = project_psd(Y - D / a)
@@ -474,31 +483,33 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
     _choose_landmarks = _choose_landmarks
 
     @staticmethod
-    def _mixture_objective(lam, T, alpha, S0, E_l, K_star):
-        fit = sum(E @ Tj @ E.T for E, Tj in zip(E_l, T, strict=True)) - K_star
+    def _mixture_objective(lam, T, alpha, S0, parts, K_star):
+        """J of eq. (17) from ``parts = [E_l^(j) T_j E_l^(j)T]``."""
         return float(lam * sum(np.sum((Tj - a * S) ** 2) for Tj, a, S in zip(T, alpha, S0, strict=True))
-                     + np.sum(fit**2))
+                     + np.sum((sum(parts) - K_star) ** 2))
 
-    def _solve(self, lam, S0, E_l, K_star):
-        """Alternating optimisation for one lambda: ``(T list, alpha, objective path)``."""
+    def _solve(self, lam, S0, E_l, K_star, eigs):
+        """Alternating optimisation for one lambda: ``(T list, alpha, objective path, E_l T_j E_l^T list)``;
+        ``eigs``: the eigendecompositions of every ``E_l^(j)T E_l^(j)``."""
         M = len(S0)
         # the paper gives no starting point; alpha = 0, T = 0 lets the first T-steps fit K* under a plain
         # ridge penalty, so a kernel that cannot fit the labels (tiny E_l, e.g. a very narrow width, whose
         # beta_j of eq. (8) is then enormous) gets alpha_j ~ 0 instead of keeping an enormous prior
         alpha = np.zeros(M)
         T = [np.zeros_like(S) for S in S0]
-        path = [self._mixture_objective(lam, T, alpha, S0, E_l, K_star)]
-        parts = [E @ Tj @ E.T for E, Tj in zip(E_l, T, strict=True)]
+        parts = [np.zeros_like(K_star) for _ in S0]
+        path = [self._mixture_objective(lam, T, alpha, S0, parts, K_star)]
         for _ in range(self.max_outer):
             for j in range(M):
                 rest = K_star - (sum(parts) - parts[j])
-                T[j], _ = _Problem(E_l[j], rest, alpha[j] * S0[j]).solve(lam, self.max_iter, self.tol, start=T[j])
+                T[j], _ = _Problem(E_l[j], rest, alpha[j] * S0[j], eig=eigs[j]).solve(lam, self.max_iter, self.tol,
+                                                                                     start=T[j])
                 parts[j] = E_l[j] @ T[j] @ E_l[j].T
             alpha = np.array([max(np.sum(S * Tj) / np.sum(S * S), 0.0) for S, Tj in zip(S0, T, strict=True)])
-            path.append(self._mixture_objective(lam, T, alpha, S0, E_l, K_star))
+            path.append(self._mixture_objective(lam, T, alpha, S0, parts, K_star))
             if path[-2] - path[-1] <= self.tol * max(abs(path[-2]), 1e-300):
                 break
-        return T, alpha, path
+        return T, alpha, path, parts
 
     def fit(self, X, y):
         """Learn the T_j and weights from X and y (class labels, -1 for unlabelled samples).
@@ -531,12 +542,12 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
         self.betas_ = np.array([b for b, _ in priors])
         S0 = [S for _, S in priors]
         self.priors_ = S0
+        eigs = [linalg.eigh(E.T @ E, check_finite=False) for E in E_l]  # once per kernel, for every problem
         best = None
         self.alignment_ = {}
         for lam in self._lambdas():
             with self._blas_for(len(Z)):
-                T, alpha, path = self._solve(lam, S0, E_l, K_star)
-            parts = [E @ Tj @ E.T for E, Tj in zip(E_l, T, strict=True)]
+                T, alpha, path, parts = self._solve(lam, S0, E_l, K_star, eigs)
             K_l = sum(parts)
             size = np.linalg.norm(K_l)
             if size <= 1e-8 * np.linalg.norm(K_star):

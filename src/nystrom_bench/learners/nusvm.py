@@ -37,7 +37,7 @@ def max_feasible_nu(y):
     return float(2 * counts.min() / (counts.min() + counts.max()))
 
 
-def _ovo_duals(svc, n_samples):
+def _ovo_duals(svc):
     """Per-problem dual coefficients of a fitted scikit-learn ``NuSVC``/``SVC`` over the training rows.
 
     Returns ``(support, A, b)``: the indices of the support vectors (any problem), ``A`` of shape
@@ -237,14 +237,14 @@ class NuSVM(ClassifierMixin, BaseEstimator):
     _choose_landmarks = _choose_landmarks
 
     def _check_nu(self, y_idx):
-        counts = np.bincount(y_idx)
-        for i, j in self.pairs_:
-            bound = 2 * min(counts[i], counts[j]) / (counts[i] + counts[j])
-            if self.nu > bound:
-                raise ValueError(
-                    f"NuSVM: nu={self.nu:g} is infeasible for the classes {str(self.classes_[i])!r} ({counts[i]} samples) "
-                    f"and {str(self.classes_[j])!r} ({counts[j]}): nu must be <= 2 min(n_i, n_j) / (n_i + n_j) = "
-                    f"{bound:.4g}; choose a smaller nu")
+        bound = max_feasible_nu(y_idx)
+        if self.nu > bound:  # the tightest pair: the rarest class against the largest
+            counts = np.bincount(y_idx)
+            i, j = sorted((int(np.argmin(counts)), int(np.argmax(counts))))
+            raise ValueError(
+                f"NuSVM: nu={self.nu:g} is infeasible for the classes {str(self.classes_[i])!r} ({counts[i]} samples) "
+                f"and {str(self.classes_[j])!r} ({counts[j]}): nu must be <= 2 min(n_i, n_j) / (n_i + n_j) = "
+                f"{bound:.4g}; choose a smaller nu")
 
     def fit(self, X, y):
         """Fit the nu-SVM (all one-vs-one problems).
@@ -280,7 +280,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
             op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, y_pm, kern), rank=self.rank)
             F = op.factor()
             svc.set_params(kernel="linear").fit(F, y_idx)
-        support, A, b = _ovo_duals(svc, len(X))
+        support, A, b = _ovo_duals(svc)
         self.support_, self.support_vectors_, self.dual_coef_, self.intercept_ = support, X[support], A, b
         self.rho_ = self.nu / np.abs(A).sum(axis=1)  # libsvm's rescaled a has sum |a| = nu / rho
         self.n_iter_ = np.asarray(svc.n_iter_)

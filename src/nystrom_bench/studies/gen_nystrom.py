@@ -299,7 +299,7 @@ def _params(df):
     return df["params"].map(lambda s: json.loads(s) if isinstance(s, str) else (s or {}))
 
 
-def _best_marks(df, methods):
+def _best_marks(df):
     """Methods whose error is not significantly above the best mean's (paired t-test over repeats, 5%)."""
     from scipy import stats as sps
 
@@ -329,7 +329,7 @@ def paper_layout(df, methods, table):
         g = g[g["method"].isin(ours.values())]
         if not len(g):
             continue
-        marks = _best_marks(g, list(ours.values()))
+        marks = _best_marks(g)
         paper = PAPER_TABLES.get(table, {}).get(PAPER_DATASET.get(ds, ""), {})
         p0 = _params(g).iloc[0]
         row = {"data set": f"{ds} ({p0['n_labelled'] + p0['n_unlabelled']} rows, {int(nl)} labels)"}
