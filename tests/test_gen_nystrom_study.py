@@ -10,7 +10,8 @@ from nystrom_bench import data, results, seeding, studies
 from nystrom_bench.config import ConfigError, check
 from nystrom_bench.studies import gen_nystrom as mod
 
-METHODS = {m: {"approach": m} for m in ("svm", "nystrom", "gen_nystrom", "abmkl", "cabmkl", "gen_nystrom_mkl")}
+METHODS = {m: {"approach": m} for m in ("svm", "nystrom", "csi", "spectral", "cluster", "breg", "gen_nystrom", "abmkl",
+                                         "cabmkl", "gen_nystrom_mkl")}
 
 
 def _block(**kw):
@@ -43,6 +44,10 @@ def test_rows_every_method_and_the_protocol():
     assert gn["lam"] in (0.01, 1.0, 100.0) and [p[0] for p in gn["lambda_path"]] == [0.01, 1.0, 100.0]
     assert max(gn["lambda_path"], key=lambda p: p[1])[0] == gn["lam"]  # the criterion's arg-max is used
     assert len(by[("gen_nystrom_mkl", 0)]["params"]["weights"]) == 3
+    # the low-rank baselines have the Nystrom rank (10% of n) and beat chance on this easy pair
+    for m in ("csi", "spectral", "cluster"):
+        assert by[(m, 0)]["params"]["n_components_"] == round(0.1 * len(y)) and by[(m, 0)]["metrics"]["error"] < 25
+    assert by[("breg", 0)]["params"]["n_constraints_"] == 20 * 19 // 2 and by[("breg", 0)]["metrics"]["error"] < 25
     # a row from the public API: the labelled set of the (seed, n_labels) stream, the method's stream
     from sklearn.svm import LinearSVC
 
@@ -90,14 +95,15 @@ def test_paper_layout_marks_the_best_and_lists_missing_baselines():
     methods = {m: {"approach": m} for m in ("svm", "nystrom", "gen_nystrom", "cabmkl")}
     t1 = mod.paper_layout(df, methods, 1).iloc[0]
     assert t1["Ours single kernel"].split(" [")[0].endswith("*") and not t1["LibSVM"].split(" [")[0].endswith("*")
-    assert t1["CSI"] == "not implemented [paper: 9.39+-1.14]" and "[paper: 9.59+-1.20]" in t1["Ours single kernel"]
+    assert t1["CSI"] == "not run [paper: 9.39+-1.14]" and t1["NCNM"] == "not implemented [paper: 5.45+-0.49]"
+    assert "[paper: 9.59+-1.20]" in t1["Ours single kernel"]
     t2 = mod.paper_layout(df, methods, 2).iloc[0]
     assert t2["CABMKL"].split(" [")[0].endswith("*") and t2["SimpleMKL"].startswith("not implemented")
     assert "2310 rows" in t1["data set"]
 
 
 @pytest.mark.parametrize("patch, match", [
-    ({"methods": {"x": {"approach": "cluster"}}}, "'cluster' is not implemented yet"),
+    ({"methods": {"x": {"approach": "ncnm"}}}, "'ncnm' is not implemented yet"),
     ({"methods": {"x": {"approach": "svm2"}}}, "approach must be one of"),
     ({"methods": {"x": {"approach": "nystrom", "sampler": "gaussian_sketch"}}}, "cannot give landmarks"),
     ({"params": {"n_labels": [1]}}, "n_labels must be"),
@@ -114,4 +120,4 @@ def test_config_errors_name_the_fix(patch, match):
 
 
 def test_params_are_json():
-    assert json.loads(json.dumps(mod.NOT_IMPLEMENTED))["CSI"][0] == 1
+    assert json.loads(json.dumps(mod.NOT_IMPLEMENTED))["NCNM"][0] == 1

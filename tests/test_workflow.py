@@ -80,8 +80,9 @@ TINY = {
         "seeds": [0, 1],
         "split": {"test_fraction": 0},
         "kernels": {"gaussian": {"kernel": "gaussian", "gamma": "mean"}},
-        "methods": {"nystrom": {"approach": "nystrom"}, "gen_nystrom": {"approach": "gen_nystrom"},
-                    "cabmkl": {"approach": "cabmkl"}, "gen_nystrom_mkl": {"approach": "gen_nystrom_mkl"}},
+        "methods": {"nystrom": {"approach": "nystrom"}, "csi": {"approach": "csi"},
+                    "gen_nystrom": {"approach": "gen_nystrom"}, "cabmkl": {"approach": "cabmkl"},
+                    "gen_nystrom_mkl": {"approach": "gen_nystrom_mkl"}},
         "reference": "nystrom",
         "params": {"n_labels": [12, 30], "lambda_grid": [0.1, 10.0], "width_scales": [0.5, 2.0]},
     }},
@@ -218,7 +219,7 @@ def test_gen_nystrom_block(workdir):
     from pypdf import PdfReader
 
     res = pd.read_csv(workdir / "results/gen_nystrom_tiny/results.csv")
-    assert len(res) == 2 * 2 * 4 * 2  # data sets x seeds x methods x n_labels
+    assert len(res) == 2 * 2 * 5 * 2  # data sets x seeds x methods x n_labels
     assert res["error"].between(0, 100).all() and sorted(res["n_labels"].unique()) == [12, 30]
     assert len(tracking.active_runs("gen_nystrom_tiny", f"sqlite:///{workdir}/mlflow.db")) == len(res)
     figs = workdir / "results/gen_nystrom_tiny/figures"

@@ -96,3 +96,48 @@ def _choose_landmarks(self, X, y, kern, c=None):
     c = min(self.n_landmarks if c is None else c, len(X))
     extra = {"y": y} if sampling.needs_y(self.sampler) else {}
     return sampling.sample(self.sampler, X, kern, c=c, seed=check_random_state(self.random_state), **extra)
+
+
+def _partial_labels(est, X, y, where):
+    """``(X, y, indices of the labelled samples)`` of a semi-supervised fit: ``y = -1`` marks an
+    unlabelled sample (scikit-learn's convention); at least two labelled classes."""
+    from sklearn.utils.validation import validate_data
+
+    est._validate_params()
+    X, y = validate_data(est, X, y, dtype=np.float64)
+    y = np.asarray(y)
+    labelled = np.flatnonzero(y != -1)
+    if len(np.unique(y[labelled])) < 2:
+        raise ValueError(f"{where} needs labelled samples of at least 2 classes (y = -1 marks the "
+                         f"unlabelled ones); got {len(labelled)} labelled sample(s) of "
+                         f"{len(np.unique(y[labelled]))} class(es)")
+    return X, y, labelled
+
+
+def _n_components(value, n):
+    """An int count, or a fraction of n (at least 1), capped at n."""
+    k = int(value) if isinstance(value, numbers.Integral) else max(1, int(round(value * n)))
+    return min(k, n)
+
+
+class _TransductiveKernel:
+    """Mixin of a semi-supervised kernel learned on a fixed sample set (cluster kernel, spectral graph
+    kernel): the factor ``factor_`` (``G`` with ``K~ = G G^T``) exists for the fitted samples only, so
+    ``transform`` accepts exactly the fitted X and explains otherwise."""
+
+    def transform(self, X):
+        """The rows of the learned factor for the fitted samples (X must be the X given to fit)."""
+        from sklearn.utils.validation import check_is_fitted, validate_data
+
+        check_is_fitted(self, "factor_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        if X.shape != self.X_fit_.shape or not np.array_equal(X, self.X_fit_):
+            raise ValueError(f"{type(self).__name__} is transductive: its kernel exists on the samples it was fitted "
+                             "on only, so transform takes exactly that X (fit on every sample, labelled and "
+                             "unlabelled, to embed them)")
+        return self.factor_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags

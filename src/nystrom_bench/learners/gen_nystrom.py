@@ -45,7 +45,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import approx, sampling
-from ._base import _KERNEL_CONSTRAINTS, _choose_landmarks, _estimator_kernel
+from ._base import _KERNEL_CONSTRAINTS, _choose_landmarks, _estimator_kernel, _partial_labels
 
 __all__ = ["GeneralizedNystrom", "GeneralizedNystromMKL", "ideal_kernel", "centered_alignment", "project_psd", "solve_stationary"]
 
@@ -188,14 +188,7 @@ class _GeneralizedNystromBase(TransformerMixin, BaseEstimator):
 
     def _labels(self, X, y, where):
         """``(X, y, indices of the labelled samples)`` after the checks of a fit."""
-        self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        y = np.asarray(y)
-        labelled = np.flatnonzero(y != -1)
-        if len(np.unique(y[labelled])) < 2:
-            raise ValueError(f"{where} needs labelled samples of at least 2 classes (y = -1 marks the "
-                             f"unlabelled ones); got {len(labelled)} labelled sample(s) of "
-                             f"{len(np.unique(y[labelled]))} class(es)")
+        X, y, labelled = _partial_labels(self, X, y, where)
         if sampling.needs_y(self.sampler) and self.landmarks is None:
             raise ValueError(f"sampler {self.sampler!r} needs the targets of every sample; the labels here are "
                              "partial: choose a label-free sampler (e.g. kmeans, uniform)")

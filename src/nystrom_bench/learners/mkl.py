@@ -58,10 +58,9 @@ def alignment_weights(Ks, K_star, centered=True):
     ndarray of shape (len(Ks),)
     """
     prep = _centre if centered else (lambda K: K)
-    Kc = [prep(np.asarray(K, dtype=np.float64)) for K in Ks]
-    Tc = prep(np.asarray(K_star, dtype=np.float64))
-    M = np.array([[np.sum(A * B) for B in Kc] for A in Kc])
-    a = np.array([np.sum(A * Tc) for A in Kc])
+    V = np.stack([prep(np.asarray(K, dtype=np.float64)).ravel() for K in Ks])  # one kernel per row
+    M = V @ V.T  # <K_j, K_k>_F
+    a = V @ prep(np.asarray(K_star, dtype=np.float64)).ravel()
     w, U = linalg.eigh(M)
     keep = w > 1e-12 * max(w.max(), 0.0)
     if not keep.any() or not np.any(a > 0):

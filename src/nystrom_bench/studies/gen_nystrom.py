@@ -14,13 +14,19 @@ Methods (a method block's ``approach:``):
 ==================  =====================================================================
 ``svm``             LibSVM: a kernel SVM (C = 1) on the labelled samples only
 ``nystrom``         standard Nystrom features (k-means landmarks, 10% of n) + linear SVM
+``csi``             Cholesky with side information (Bach & Jordan): :class:`~nystrom_bench.learners.CSI`
+``spectral``        spectral graph kernel (Zhu et al.): :class:`~nystrom_bench.learners.SpectralGraphKernel`
+``cluster``         cluster kernel (Chapelle et al.): :class:`~nystrom_bench.learners.ClusterKernel`
+``breg``            LogDet low-rank kernel learning (Kulis et al.):
+                    :class:`~nystrom_bench.learners.LogDetKernelLearning`
 ``gen_nystrom``     ours single kernel: :class:`~nystrom_bench.learners.GeneralizedNystrom`
 ``gen_nystrom_mkl`` ours multiple kernels: :class:`~nystrom_bench.learners.GeneralizedNystromMKL`
 ``abmkl``           alignment-based MKL: :class:`~nystrom_bench.learners.AlignmentMKL` (uncentred)
 ``cabmkl``          centred-alignment MKL (Cortes et al.)
 ==================  =====================================================================
 
-The paper's other baselines are not implemented yet and appear in the tables as such:
+Every low-rank baseline has the rank of the Nystrom methods (``landmark_fraction`` of n, the paper's
+10%).  The paper's other baselines are not implemented yet and appear in the tables as such:
 :data:`NOT_IMPLEMENTED`.  ``error`` is in percent; ``seconds`` is the time of learning the
 kernel and the classifier and predicting the unlabelled samples.
 """
@@ -38,15 +44,12 @@ from . import Study, check_sampler, register
 
 #: approach -> (table, the paper's column name)
 APPROACHES = {
-    "svm": (1, "LibSVM"), "nystrom": (1, "Nystrom"), "gen_nystrom": (1, "Ours single kernel"),
+    "svm": (1, "LibSVM"), "nystrom": (1, "Nystrom"), "csi": (1, "CSI"), "spectral": (1, "Spectral"),
+    "cluster": (1, "Cluster"), "breg": (1, "Breg"), "gen_nystrom": (1, "Ours single kernel"),
     "abmkl": (2, "ABMKL"), "cabmkl": (2, "CABMKL"), "gen_nystrom_mkl": (2, "Ours multiple kernels"),
 }
 #: the paper's baselines without an implementation here: name -> what it is
 NOT_IMPLEMENTED = {
-    "CSI": (1, "Cholesky with side information (Bach & Jordan 2005)"),
-    "Spectral": (1, "non-parametric spectral graph kernel (Zhu et al.)"),
-    "Cluster": (1, "cluster kernel (Chapelle et al. 2002)"),
-    "Breg": (1, "low-rank kernel learning with Bregman divergences (Kulis et al.)"),
     "NCNM": (1, "null-category noise model sparse GP (Lawrence & Jordan)"),
     "SKM": (2, "support kernel machine (Bach et al.)"),
     "SimpleMKL": (2, "SimpleMKL (Rakotomamonjy et al.)"),
@@ -232,6 +235,10 @@ class GenNystromStudy(Study):
             idx = sampling.sample(sampler, X, kern, c=c, seed=trial.rng)
             pred = linear(approx.build("nystrom", X, kern, landmarks=idx).factor())
             params["n_landmarks"] = c
+        elif approach in _LEARNED_KERNELS:
+            est = _LEARNED_KERNELS[approach](kern, p["landmark_fraction"], sampler, trial.rng).fit(X, y_part)
+            pred = linear(est.transform(X))
+            params.update({k: _jsonable(getattr(est, k)) for k in _REPORTED.get(approach, ())})
         elif approach == "gen_nystrom":
             gn = GeneralizedNystrom(**_kernel_params(kern), n_landmarks=p["landmark_fraction"], sampler=sampler,
                                     lambda_grid=tuple(p["lambda_grid"]), random_state=trial.rng).fit(X, y_part)
@@ -286,7 +293,30 @@ class GenNystromStudy(Study):
 _NOTE = ("Our german is KEEL's encoding of the Statlog German credit data (61 columns), the paper's LIBSVM's "
          "(24); digits49 and digits27 stand in for usps49 and usps27 (8x8 instead of 16x16 digits). C = 1 for "
          "every linear SVM (the paper says it used LIBLINEAR's heuristic without naming it). 'not implemented': "
-         "a baseline of the paper that has no implementation here yet.")
+         "a baseline of the paper that has no implementation here yet; 'not run': implemented, not in this block.")
+
+
+#: approach -> (kernel, rank fraction, sampler, rng) -> an unfitted semi-supervised kernel learner
+_LEARNED_KERNELS = {
+    "csi": lambda kern, frac, sampler, rng: _learners().CSI(**_kernel_params(kern), n_components=frac),
+    "spectral": lambda kern, frac, sampler, rng: _learners().SpectralGraphKernel(n_components=frac),
+    "cluster": lambda kern, frac, sampler, rng: _learners().ClusterKernel(**_kernel_params(kern), n_components=frac),
+    "breg": lambda kern, frac, sampler, rng: _learners().LogDetKernelLearning(
+        **_kernel_params(kern), n_landmarks=frac, sampler=sampler, random_state=rng),
+}
+#: fitted attributes recorded in a result row's params
+_REPORTED = {"csi": ("n_components_",), "spectral": ("n_components_", "alignment_"),
+             "cluster": ("n_components_", "cut_"), "breg": ("n_sweeps_", "n_constraints_", "violation_")}
+
+
+def _learners():
+    from .. import learners
+
+    return learners
+
+
+def _jsonable(v):
+    return v.item() if isinstance(v, np.generic) else v
 
 
 def _kernel_params(kern):
@@ -339,7 +369,7 @@ def paper_layout(df, methods, table):
                 cell = (f"{e['error'].mean():.2f}+-{e['error'].std(ddof=1) if len(e) > 1 else 0:.2f} / "
                         f"{e['seconds'].mean():.2g}" + ("*" if ours[col] in marks else ""))
             else:
-                cell = "not implemented"
+                cell = "not implemented" if col in NOT_IMPLEMENTED else "not run"
             if col in paper:
                 cell += f" [paper: {paper[col][0]:.2f}+-{paper[col][1]:.2f}]"
             row[col] = cell
