@@ -210,12 +210,19 @@ def test_mkl_factor_reproduces_the_mixture(two_blobs):
     np.testing.assert_allclose(G @ G.T, K, atol=1e-8 * np.abs(K).max())
     np.testing.assert_allclose(mk.transform(X[:7]), G[:7])
     assert set(mk.alignment_) == {0.1, 1.0, 10.0} and mk.alignment_[mk.lam_] == max(mk.alignment_.values())
-    # lambda -> infinity: from the starting point T = 0, alpha = 0 the alternation of Section 4.1 stays
-    # there (each T_j is pinned to alpha_j S0_j = 0, and the alpha-step only fits T): the objective is ||K*||^2
-    stuck = GeneralizedNystromMKL(width_scales=(0.5, 2.0), n_landmarks=10, lam=1e12, random_state=0).fit(X, y_part)
-    assert np.abs(stuck.weights_).max() < 1e-6 and all(np.abs(T).max() < 1e-6 for T in stuck.dictionaries_)
+    # lambda -> infinity: T_j = alpha_j S0_j with the alphas >= 0 of the least-squares fit of K* by the prior
+    # mixture -- the starting point, which the alternation keeps
+    from scipy import optimize
+
+    stiff = GeneralizedNystromMKL(width_scales=(0.5, 2.0), n_landmarks=10, lam=1e12, random_state=0).fit(X, y_part)
     lab = y_part != -1
-    assert stuck.objective_path_[-1] == pytest.approx(np.sum(ideal_kernel(y_part[lab]) ** 2), rel=1e-6)
+    E = [kernels.make("gaussian", gamma=g)(X[lab], stiff.landmarks_) for g in stiff.gammas_]
+    A = np.column_stack([(Ej @ S @ Ej.T).ravel() for Ej, S in zip(E, stiff.priors_, strict=True)])
+    alpha, _ = optimize.nnls(A, ideal_kernel(y_part[lab]).ravel())
+    np.testing.assert_allclose(stiff.weights_, alpha, rtol=1e-6, atol=1e-12)
+    for T, S, a in zip(stiff.dictionaries_, stiff.priors_, alpha, strict=True):
+        np.testing.assert_allclose(T, a * S, atol=1e-6 * np.abs(S).max() * max(a, 1e-300))
+    assert np.all(np.diff(stiff.objective_path_) <= 1e-9 * stiff.objective_path_[0])
 
 
 def test_sketch_landmarks_are_refused(two_blobs):
