@@ -1,6 +1,7 @@
 """The gen_nystrom study kind (Lan, Zhang et al., AIJ 2017): protocol, rows, paper tables, checks."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,7 @@ from nystrom_bench.config import ConfigError, check
 from nystrom_bench.studies import gen_nystrom as mod
 
 METHODS = {m: {"approach": m} for m in ("svm", "nystrom", "csi", "spectral", "cluster", "breg", "gen_nystrom", "abmkl",
-                                         "cabmkl", "gen_nystrom_mkl")}
+                                         "cabmkl", "simplemkl", "glmkl", "gen_nystrom_mkl")}
 
 
 def _block(**kw):
@@ -48,6 +49,8 @@ def test_rows_every_method_and_the_protocol():
     for m in ("csi", "spectral", "cluster"):
         assert by[(m, 0)]["params"]["n_components_"] == round(0.1 * len(y)) and by[(m, 0)]["metrics"]["error"] < 25
     assert by[("breg", 0)]["params"]["n_constraints_"] == 20 * 19 // 2 and by[("breg", 0)]["metrics"]["error"] < 25
+    for m in ("simplemkl", "glmkl"):
+        assert sum(by[(m, 0)]["params"]["weights"]) == pytest.approx(1.0) and by[(m, 0)]["metrics"]["error"] < 25
     # a row from the public API: the labelled set of the (seed, n_labels) stream, the method's stream
     from sklearn.svm import LinearSVC
 
@@ -60,7 +63,7 @@ def test_rows_every_method_and_the_protocol():
     model = GeneralizedNystrom(gamma=1 / __import__("nystrom_bench").kernels.mean_sq_dist(sp.X_train),
                                lambda_grid=(0.01, 1.0, 100.0),
                                random_state=seeding.rng(0, "gen_nystrom", "digits27")).fit(sp.X_train, y_part)
-    G = model.transform(sp.X_train)
+    G = mod.unit_mean_diagonal(model.transform(sp.X_train))
     unl = np.setdiff1d(np.arange(len(y_part)), lab)
     err = 100 * np.mean(LinearSVC(C=1.0, max_iter=20000).fit(G[lab], sp.y_train[lab]).predict(G[unl])
                         != sp.y_train[unl])
@@ -98,7 +101,8 @@ def test_paper_layout_marks_the_best_and_lists_missing_baselines():
     assert t1["CSI"] == "not run [paper: 9.39+-1.14]" and t1["NCNM"] == "not implemented [paper: 5.45+-0.49]"
     assert "[paper: 9.59+-1.20]" in t1["Ours single kernel"]
     t2 = mod.paper_layout(df, methods, 2).iloc[0]
-    assert t2["CABMKL"].split(" [")[0].endswith("*") and t2["SimpleMKL"].startswith("not implemented")
+    assert t2["CABMKL"].split(" [")[0].endswith("*") and t2["SimpleMKL"].startswith("not run")
+    assert t2["SKM"].startswith("not implemented")
     assert "2310 rows" in t1["data set"]
 
 
@@ -121,3 +125,19 @@ def test_config_errors_name_the_fix(patch, match):
 
 def test_params_are_json():
     assert json.loads(json.dumps(mod.NOT_IMPLEMENTED))["NCNM"][0] == 1
+
+
+def test_paper_vs_ours_paragraph_compares_on_the_papers_data_sets():
+    df = _frame()
+    methods = {m: {"approach": m} for m in ("svm", "nystrom", "gen_nystrom", "cabmkl")}
+    text = mod.paper_vs_ours(df, methods, 1)
+    assert re.search(r"segment \(ours vs paper\): LibSVM (19|20)\.\d vs 8\.2, Nystrom 1[45]\.\d vs 9\.6, Ours single kernel (9|10)\.\d vs 9\.6", text)
+    assert "best here Ours single kernel, in the paper among these LibSVM" in text
+    assert "lower mean error than Nystrom on 1 of our 1 data sets (segment); in the paper on 15 of 16" in text
+    assert mod.paper_vs_ours(df, {"svm": {"approach": "svm"}}, 2) == ""
+
+
+def test_unit_mean_diagonal():
+    G = np.random.default_rng(0).normal(size=(30, 4)) * 50
+    assert np.mean(np.sum(mod.unit_mean_diagonal(G) ** 2, axis=1)) == pytest.approx(1.0)
+    assert not mod.unit_mean_diagonal(np.zeros((3, 2))).any()

@@ -5,7 +5,7 @@
 - :mod:`.lssvm` -- ``LSSVM``: least-squares SVM with bias (Suykens), exact or Nystrom;
 - :mod:`.nusvm` -- ``NuSVM``: nu-SVM, exact or Nystrom with GSA / LLA prediction (Li et al.);
 - :mod:`.gen_nystrom` -- ``GeneralizedNystrom``, ``GeneralizedNystromMKL``: the learned low-rank kernel of Lan, Zhang et al. (AIJ 2017);
-- :mod:`.mkl` -- ``AlignmentMKL``: ABMKL / CABMKL, SVMs on alignment-weighted Gaussian kernels;
+- :mod:`.mkl` -- ``AlignmentMKL`` (ABMKL / CABMKL), ``SimpleMKL``, ``GroupLassoMKL`` (GLMKL): SVMs on learned combinations of Gaussian kernels;
 - :mod:`.cluster_kernel` -- ``ClusterKernel``: Chapelle et al.'s cluster kernel (transductive);
 - :mod:`.csi` -- ``CSI``: Bach & Jordan's Cholesky with side information (semi-supervised, exact gains);
 - :mod:`.bregman` -- ``LogDetKernelLearning``: Kulis et al.'s low-rank LogDet kernel learning;
@@ -20,9 +20,10 @@ from .gen_nystrom import GeneralizedNystrom, GeneralizedNystromMKL
 from .gnkr import GNKR, gnkr_path
 from .krr import KRR
 from .lssvm import LSSVM
-from .mkl import AlignmentMKL
+from .mkl import AlignmentMKL, GroupLassoMKL, SimpleMKL
 from .nusvm import NuSVM, max_feasible_nu
 from .spectral_kernel import SpectralGraphKernel
 
 __all__ = ["KRR", "GNKR", "gnkr_path", "LSSVM", "NuSVM", "max_feasible_nu", "GeneralizedNystrom", "GeneralizedNystromMKL", "AlignmentMKL",
-           "ClusterKernel", "SpectralGraphKernel", "CSI", "LogDetKernelLearning"]
+           "ClusterKernel", "SpectralGraphKernel", "CSI", "LogDetKernelLearning", "SimpleMKL",
+           "GroupLassoMKL"]

@@ -1,4 +1,4 @@
-"""Alignment-based multiple kernel learning: ABMKL and CABMKL (the MKL baselines of Lan, Zhang et al., AIJ 2017).
+"""Multiple kernel learning baselines of Lan, Zhang et al. (AIJ 2017): ABMKL, CABMKL, SimpleMKL and GLMKL.
 
 The kernel is a conic combination ``K = sum_j mu_j K_j`` of Gaussian kernels of widths
 ``b_j = s_j b0`` (``exp(-||x - y||^2 / b)``, b0 the mean pairwise squared distance of the
@@ -15,6 +15,20 @@ kernel ``K*`` (1 for a pair of one class, else 0) on the training (labelled) poi
 An SVM (scikit-learn's ``SVC``, ``C`` = 1 as in the paper) is then trained with ``K`` on the
 training points.  The QP is a non-negative least-squares problem: with ``M = L^T L``,
 ``v^T M v - 2 v^T a = ||L v - L^{-T} a||^2 - const``.
+
+SimpleMKL and GLMKL instead learn the weights *with* the SVM: both solve the l1-MKL problem
+``min_{d in simplex} J(d)``, ``J(d)`` the optimal SVM dual objective with ``K = sum_m d_m K_m``
+(Lanckriet et al.; Bach et al.'s SKM solves the same problem by SMO on a smoothed dual):
+
+- SimpleMKL (Rakotomamonjy, Bach, Canu & Grandvalet, JMLR 2008): reduced-gradient descent on the
+  simplex with ``dJ/dd_m = -1/2 a^T K_m a`` (a the signed duals, Danskin's theorem), the step to the
+  next face while J decreases, then an Armijo line search; stop at a relative duality gap
+  ``(max_m g_m - sum_m d_m g_m) / 2 <= tol J``, ``g_m = a^T K_m a``;
+- GLMKL (Xu, Jin, Yang, King & Lyu, ICML 2010, group lasso, p = 1): alternate the SVM and the
+  closed form ``d_m = ||f_m|| / sum_k ||f_k||`` with ``||f_m||^2 = d_m^2 g_m``.
+
+Several classes: scikit-learn's one-vs-one SVC with one weight vector d shared by the problems;
+J and g sum over them.  A weight vector on the simplex keeps the combination's unit diagonal.
 """
 
 from __future__ import annotations
@@ -31,7 +45,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import kernels
 from ._base import _class_indices
 
-__all__ = ["AlignmentMKL", "alignment_weights"]
+__all__ = ["AlignmentMKL", "SimpleMKL", "GroupLassoMKL", "alignment_weights", "svm_mkl_terms"]
 
 #: the paper's nine widths 2^-4 b0 ... 2^4 b0
 WIDTH_SCALES = tuple(2.0**k for k in range(-4, 5))
@@ -72,7 +86,68 @@ def alignment_weights(Ks, K_star, centered=True):
     return v / norm if norm > 0 else np.full(len(Ks), 1.0 / np.sqrt(len(Ks)))
 
 
-class AlignmentMKL(ClassifierMixin, BaseEstimator):
+class _GaussianMKL(ClassifierMixin, BaseEstimator):
+    """An SVM on a learned combination of Gaussian kernels; subclasses choose the weights
+    (``_learn_weights(Ks, y_idx)``)."""
+
+    def _gram(self, X, Y):
+        return sum(w * kernels.make("gaussian", gamma=float(g))(X, Y)
+                   for w, g in zip(self.weights_, self.gammas_, strict=True) if w > 0) / self.scale_
+
+    def fit(self, X, y):
+        """Choose the weights on (X, y) and train the SVM on the combined kernel.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        from sklearn.svm import SVC
+
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        y_idx = _class_indices(self, y)
+        scales = np.asarray(self.width_scales, dtype=np.float64).ravel()
+        if not len(scales) or scales.min() <= 0:
+            raise ValueError(f"width_scales must hold positive numbers, got {self.width_scales!r}")
+        t0 = time.perf_counter()
+        b0 = kernels.mean_sq_dist(X) if len(X) > 1 else 1.0
+        self.gammas_ = 1.0 / (scales * (b0 or 1.0))
+        Ks = [kernels.make("gaussian", gamma=float(g))(X) for g in self.gammas_]
+        self.weights_ = self._learn_weights(Ks, y_idx)
+        K = sum(w * Kj for w, Kj in zip(self.weights_, Ks, strict=True))
+        # the SVM sees the combination at unit mean diagonal (every Gaussian's diagonal is 1, so this is
+        # sum(weights)), the scale its C is meant for: the alignment fixes the weights only up to scale
+        diag = float(np.mean(np.diag(K)))
+        self.scale_ = diag if self.normalize and diag > 0 else 1.0
+        self.svc_ = SVC(C=self.C, kernel="precomputed").fit(K / self.scale_, y_idx)
+        self.X_fit_ = X
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+    def decision_function(self, X):
+        """The SVM's decision values on the combined kernel."""
+        check_is_fitted(self, "svc_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self.svc_.decision_function(self._gram(X, self.X_fit_))
+
+    def predict(self, X):
+        """Class labels."""
+        check_is_fitted(self, "svc_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self.classes_[self.svc_.predict(self._gram(X, self.X_fit_))]
+
+
+_MKL_CONSTRAINTS = {
+    "width_scales": ["array-like"],
+    "C": [Interval(numbers.Real, 0, None, closed="neither")],
+    "normalize": ["boolean"],
+}
+class AlignmentMKL(_GaussianMKL):
     """An SVM on the alignment-maximising combination of Gaussian kernels (ABMKL / CABMKL).
 
     Parameters
@@ -83,12 +158,17 @@ class AlignmentMKL(ClassifierMixin, BaseEstimator):
         The widths ``b_j = s_j b0`` of ``exp(-||x - y||^2 / b_j)``.
     C : float, default=1.0
         The SVM's C (the paper: 1 for every method).
+    normalize : bool, default=True
+        Train the SVM on the combination divided by its mean diagonal (``sum(weights_)``): the weights'
+        scale is arbitrary (alignment is scale-free), C is not.
 
     Attributes
     ----------
     weights_ : ndarray of shape (M,)
     gammas_ : ndarray of shape (M,)
         ``1 / b_j``.
+    scale_ : float
+        The divisor of the combined kernel (1 without ``normalize``).
     svc_ : sklearn.svm.SVC
         Trained on the combined kernel (precomputed).
     X_fit_ : ndarray of shape (n_samples, n_features)
@@ -106,52 +186,211 @@ class AlignmentMKL(ClassifierMixin, BaseEstimator):
     (True, True)
     """
 
-    _parameter_constraints = {
-        "centered": ["boolean"],
-        "width_scales": ["array-like"],
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
+    _parameter_constraints = {"centered": ["boolean"], **_MKL_CONSTRAINTS}
 
-    def __init__(self, centered=True, width_scales=WIDTH_SCALES, C=1.0):
+    def __init__(self, centered=True, width_scales=WIDTH_SCALES, C=1.0, normalize=True):
         self.centered = centered
         self.width_scales = width_scales
         self.C = C
+        self.normalize = normalize
 
-    def _gram(self, X, Y):
-        return sum(w * kernels.make("gaussian", gamma=float(g))(X, Y)
-                   for w, g in zip(self.weights_, self.gammas_, strict=True) if w > 0)
-
-    def fit(self, X, y):
-        """Choose the weights on (X, y) and train the SVM on the combined kernel."""
-        from sklearn.svm import SVC
-
+    def _learn_weights(self, Ks, y_idx):
         from .gen_nystrom import ideal_kernel
 
-        self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        y_idx = _class_indices(self, y)
-        scales = np.asarray(self.width_scales, dtype=np.float64).ravel()
-        if not len(scales) or scales.min() <= 0:
-            raise ValueError(f"width_scales must hold positive numbers, got {self.width_scales!r}")
-        t0 = time.perf_counter()
-        b0 = kernels.mean_sq_dist(X) if len(X) > 1 else 1.0
-        self.gammas_ = 1.0 / (scales * (b0 or 1.0))
-        Ks = [kernels.make("gaussian", gamma=float(g))(X) for g in self.gammas_]
-        self.weights_ = alignment_weights(Ks, ideal_kernel(y_idx), centered=self.centered)
-        K = sum(w * Kj for w, Kj in zip(self.weights_, Ks, strict=True))
-        self.svc_ = SVC(C=self.C, kernel="precomputed").fit(K, y_idx)
-        self.X_fit_ = X
-        self.fit_time_ = time.perf_counter() - t0
-        return self
+        return alignment_weights(Ks, ideal_kernel(y_idx), centered=self.centered)
 
-    def decision_function(self, X):
-        """The SVM's decision values on the combined kernel."""
-        check_is_fitted(self, "svc_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self.svc_.decision_function(self._gram(X, self.X_fit_))
 
-    def predict(self, X):
-        """Class labels."""
-        check_is_fitted(self, "svc_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self.classes_[self.svc_.predict(self._gram(X, self.X_fit_))]
+def svm_mkl_terms(svc, Ks):
+    """``(g, sum |a|)`` of a fitted precomputed-kernel SVC over its one-vs-one problems:
+    ``g_m = sum_p a_p^T K_m a_p`` (a_p the problem's signed duals) -- ``dJ/dd_m = -g_m / 2`` -- and the
+    duals' total, so that the dual objective is ``J(d) = sum |a| - d . g / 2``."""
+    from .nusvm import _ovo_duals
+
+    support, A, _ = _ovo_duals(svc)
+    g = np.array([np.einsum("ps,st,pt->", A, K[np.ix_(support, support)], A) for K in Ks])
+    return g, float(np.abs(A).sum())
+
+
+class _SimplexMKL(_GaussianMKL):
+    """l1-MKL: the weights on the simplex that minimise the SVM's optimal dual objective J(d)."""
+
+    def _svm(self, Ks, d, y_idx):
+        """``(J(d), g)`` of the SVM trained on ``sum_m d_m K_m``."""
+        from sklearn.svm import SVC
+
+        K = sum(w * Km for w, Km in zip(d, Ks, strict=True))
+        svc = SVC(C=self.C, kernel="precomputed", tol=1e-6).fit(K, y_idx)
+        g, alpha_sum = svm_mkl_terms(svc, Ks)
+        return alpha_sum - 0.5 * float(d @ g), g
+
+    @staticmethod
+    def _gap(J, d, g):
+        """The l1-MKL duality gap ``(max_m g_m - d . g) / 2`` relative to J."""
+        return 0.5 * (g.max() - d @ g) / max(abs(J), np.finfo(np.float64).tiny)
+
+
+class SimpleMKL(_SimplexMKL):
+    """SimpleMKL (Rakotomamonjy et al., JMLR 2008): an SVM on the l1-MKL combination of Gaussian kernels.
+
+    Parameters
+    ----------
+    width_scales : sequence of float, default=2^-4, ..., 2^4
+        The widths ``b_j = s_j b0`` of ``exp(-||x - y||^2 / b_j)``, b0 the mean squared distance.
+    C : float, default=1.0
+        The SVM's C (the paper: 1 for every method).
+    normalize : bool, default=True
+        As in :class:`AlignmentMKL` (a no-op on the simplex).
+    max_iter : int, default=50
+        Reduced-gradient iterations.
+    tol : float, default=1e-3
+        Relative duality gap at which to stop.
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (M,)
+        d on the simplex.
+    objective_path_ : list of float
+        J(d) after every iteration (non-increasing).
+    gap_ : float
+        Final relative duality gap.
+    gammas_, scale_, svc_, X_fit_, classes_, fit_time_ : as in :class:`AlignmentMKL`
+    n_iter_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_bench.learners import SimpleMKL
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 2)); y = (X[:, 0] ** 2 + X[:, 1] ** 2 > 1.4).astype(int)
+    >>> mkl = SimpleMKL().fit(X, y)
+    >>> float(mkl.score(X, y)) > 0.8, bool(np.isclose(mkl.weights_.sum(), 1))
+    (True, True)
+    """
+
+    _parameter_constraints = {**_MKL_CONSTRAINTS, "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+                              "tol": [Interval(numbers.Real, 0, None, closed="left")]}
+
+    def __init__(self, width_scales=WIDTH_SCALES, C=1.0, normalize=True, max_iter=50, tol=1e-3):
+        self.width_scales = width_scales
+        self.C = C
+        self.normalize = normalize
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def _direction(self, d, g):
+        """The reduced-gradient descent direction of the paper's eq. (14) (grad = -g/2)."""
+        grad = -0.5 * g
+        mu = int(np.argmax(d))
+        D = np.where((d <= 0) & (grad - grad[mu] > 0), 0.0, grad[mu] - grad)
+        D[mu] = 0.0
+        D[mu] = -D.sum()
+        return D
+
+    def _learn_weights(self, Ks, y_idx):
+        M = len(Ks)
+        d = np.full(M, 1.0 / M)
+        J, g = self._svm(Ks, d, y_idx)
+        self.objective_path_ = [J]
+        self.n_iter_ = 0
+        for self.n_iter_ in range(1, self.max_iter + 1):
+            if self._gap(J, d, g) <= self.tol:
+                break
+            D = self._direction(d, g)
+            if not np.any(D < 0):
+                break
+            # follow D to the next face while J decreases (a weight reaches 0), as the paper's Algorithm 1
+            while True:
+                neg = D < 0
+                step = float(np.min(-d[neg] / D[neg]))
+                d_new = np.clip(d + step * D, 0.0, None)
+                d_new /= d_new.sum()
+                J_new, g_new = self._svm(Ks, d_new, y_idx)
+                if J_new >= J:
+                    break
+                d, J, g = d_new, J_new, g_new
+                D = self._direction(d, g)
+                if not np.any(D < 0):
+                    break
+            # Armijo backtracking along D on [0, step]
+            slope = float(-0.5 * g @ D)
+            if slope >= 0 or not np.any(D < 0):
+                self.objective_path_.append(J)
+                continue
+            neg = D < 0
+            t = float(np.min(-d[neg] / D[neg]))
+            while t > 1e-12:
+                d_new = np.clip(d + t * D, 0.0, None)
+                d_new /= d_new.sum()
+                J_new, g_new = self._svm(Ks, d_new, y_idx)
+                if J_new <= J + 1e-4 * t * slope:
+                    d, J, g = d_new, J_new, g_new
+                    break
+                t *= 0.5
+            self.objective_path_.append(J)
+            if t <= 1e-12:
+                break
+        self.gap_ = self._gap(J, d, g)
+        return d
+
+
+class GroupLassoMKL(_SimplexMKL):
+    """GLMKL (Xu et al., ICML 2010; p = 1): an SVM on the l1-MKL combination, by alternating the SVM and
+    the group-lasso closed form ``d_m = ||f_m|| / sum_k ||f_k||``.
+
+    Parameters
+    ----------
+    width_scales : sequence of float, default=2^-4, ..., 2^4
+        The widths ``b_j = s_j b0`` of ``exp(-||x - y||^2 / b_j)``, b0 the mean squared distance.
+    C : float, default=1.0
+        The SVM's C (the paper: 1 for every method).
+    normalize : bool, default=True
+        As in :class:`AlignmentMKL` (a no-op on the simplex).
+    max_iter : int, default=100
+    tol : float, default=1e-3
+        Relative duality gap at which to stop.
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (M,)
+    objective_path_ : list of float
+    gap_ : float
+    gammas_, scale_, svc_, X_fit_, classes_, fit_time_ : as in :class:`AlignmentMKL`
+    n_iter_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_bench.learners import GroupLassoMKL
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 2)); y = (X[:, 0] ** 2 + X[:, 1] ** 2 > 1.4).astype(int)
+    >>> float(GroupLassoMKL().fit(X, y).score(X, y)) > 0.8
+    True
+    """
+
+    _parameter_constraints = {**_MKL_CONSTRAINTS, "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+                              "tol": [Interval(numbers.Real, 0, None, closed="left")]}
+
+    def __init__(self, width_scales=WIDTH_SCALES, C=1.0, normalize=True, max_iter=100, tol=1e-3):
+        self.width_scales = width_scales
+        self.C = C
+        self.normalize = normalize
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def _learn_weights(self, Ks, y_idx):
+        M = len(Ks)
+        d = np.full(M, 1.0 / M)
+        J, g = self._svm(Ks, d, y_idx)
+        self.objective_path_ = [J]
+        self.n_iter_ = 0
+        for self.n_iter_ in range(1, self.max_iter + 1):
+            if self._gap(J, d, g) <= self.tol:
+                break
+            norms = d * np.sqrt(np.maximum(g, 0.0))  # ||f_m|| = d_m sqrt(a^T K_m a)
+            if norms.sum() <= 0:
+                break
+            d = norms / norms.sum()
+            J, g = self._svm(Ks, d, y_idx)
+            self.objective_path_.append(J)
+        self.gap_ = self._gap(J, d, g)
+        return d
