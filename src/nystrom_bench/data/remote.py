@@ -47,6 +47,8 @@ def _parse(fmt, path, e):
         return parsers.parse_svmlight(path, n_features=e["shape"][1])
     if fmt == "csv":
         return parsers.parse_csv(path, target=e.get("target", -1), delimiter=e.get("delimiter"))
+    if fmt == "mat":
+        return parsers.parse_mat(path, x_key=e.get("x_key", "X"), y_key=e.get("y_key", "y"))
     return parsers.parse_keel(path)
 
 

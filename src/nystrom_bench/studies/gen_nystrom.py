@@ -64,7 +64,8 @@ PAPER_COLUMNS = {
     2: ["ABMKL", "CABMKL", "SKM", "SimpleMKL", "GLMKL", "Ours multiple kernels"],
 }
 #: our data sets that are the paper's (or a mirror of it)
-PAPER_DATASET = {"german_keel": "german", "german": "german", "usps49": "usps49", "usps27": "usps27", "segment": "segment", "satimage": "satimage", "dna": "dna",
+PAPER_DATASET = {"g241c": "g241C", "digit1": "Digit1", "usps_ssl": "USPS", "coil": "coil", "coil2": "coil2",
+                 "text_ssl": "Text", "german_keel": "german", "german": "german", "usps49": "usps49", "usps27": "usps27", "segment": "segment", "satimage": "satimage", "dna": "dna",
                  "usps": "usps-full", "a1a": "adult1a", "svmguide1": "svmgd1a", "mnist": "mnist"}
 
 
