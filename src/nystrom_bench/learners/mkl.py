@@ -214,6 +214,24 @@ def svm_mkl_terms(svc, Ks):
 class _SimplexMKL(_GaussianMKL):
     """l1-MKL: the weights on the simplex that minimise the SVM's optimal dual objective J(d)."""
 
+    _parameter_constraints = {**_MKL_CONSTRAINTS, "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+                              "tol": [Interval(numbers.Real, 0, None, closed="left")]}
+
+    def __init__(self, width_scales=WIDTH_SCALES, C=1.0, normalize=True, max_iter=100, tol=1e-3):
+        self.width_scales = width_scales
+        self.C = C
+        self.normalize = normalize
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def _start(self, Ks, y_idx):
+        """The uniform weights and their ``(J, g)``; starts ``objective_path_``."""
+        d = np.full(len(Ks), 1.0 / len(Ks))
+        J, g = self._svm(Ks, d, y_idx)
+        self.objective_path_ = [J]
+        self.n_iter_ = 0
+        return d, J, g
+
     def _svm(self, Ks, d, y_idx):
         """``(J(d), g)`` of the SVM trained on ``sum_m d_m K_m``."""
         from sklearn.svm import SVC
@@ -240,7 +258,7 @@ class SimpleMKL(_SimplexMKL):
         The SVM's C (the paper: 1 for every method).
     normalize : bool, default=True
         As in :class:`AlignmentMKL` (a no-op on the simplex).
-    max_iter : int, default=50
+    max_iter : int, default=100
         Reduced-gradient iterations.
     tol : float, default=1e-3
         Relative duality gap at which to stop.
@@ -267,16 +285,6 @@ class SimpleMKL(_SimplexMKL):
     (True, True)
     """
 
-    _parameter_constraints = {**_MKL_CONSTRAINTS, "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-                              "tol": [Interval(numbers.Real, 0, None, closed="left")]}
-
-    def __init__(self, width_scales=WIDTH_SCALES, C=1.0, normalize=True, max_iter=50, tol=1e-3):
-        self.width_scales = width_scales
-        self.C = C
-        self.normalize = normalize
-        self.max_iter = max_iter
-        self.tol = tol
-
     def _direction(self, d, g):
         """The reduced-gradient descent direction of the paper's eq. (14) (grad = -g/2)."""
         grad = -0.5 * g
@@ -287,11 +295,7 @@ class SimpleMKL(_SimplexMKL):
         return D
 
     def _learn_weights(self, Ks, y_idx):
-        M = len(Ks)
-        d = np.full(M, 1.0 / M)
-        J, g = self._svm(Ks, d, y_idx)
-        self.objective_path_ = [J]
-        self.n_iter_ = 0
+        d, J, g = self._start(Ks, y_idx)
         for self.n_iter_ in range(1, self.max_iter + 1):
             if self._gap(J, d, g) <= self.tol:
                 break
@@ -367,22 +371,8 @@ class GroupLassoMKL(_SimplexMKL):
     True
     """
 
-    _parameter_constraints = {**_MKL_CONSTRAINTS, "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-                              "tol": [Interval(numbers.Real, 0, None, closed="left")]}
-
-    def __init__(self, width_scales=WIDTH_SCALES, C=1.0, normalize=True, max_iter=100, tol=1e-3):
-        self.width_scales = width_scales
-        self.C = C
-        self.normalize = normalize
-        self.max_iter = max_iter
-        self.tol = tol
-
     def _learn_weights(self, Ks, y_idx):
-        M = len(Ks)
-        d = np.full(M, 1.0 / M)
-        J, g = self._svm(Ks, d, y_idx)
-        self.objective_path_ = [J]
-        self.n_iter_ = 0
+        d, J, g = self._start(Ks, y_idx)
         for self.n_iter_ in range(1, self.max_iter + 1):
             if self._gap(J, d, g) <= self.tol:
                 break
