@@ -276,3 +276,28 @@ def test_uniform_adaptive2_fractions(kern, rng):
     for bad in [(1, 1), (1, -1, 1), (0, 0, 0), (1, np.nan, 1)]:
         with pytest.raises(ValueError, match="fractions must be 3 non-negative"):
             sampling.sample("uniform_adaptive2", X, kern, c=10, seed=1, fractions=bad)
+
+
+def test_registering_an_existing_name_is_an_error_unless_replaced():
+    from nystrom_bench import sampling as smp
+
+    with pytest.raises(ValueError, match="a sampler named 'uniform' exists already"):
+        smp.register("uniform")(lambda X, kernel, c, rng: np.arange(c))
+    original = smp._REGISTRY["uniform"]
+    try:
+        smp.register("uniform", replace=True)(lambda X, kernel, c, rng: np.arange(c))
+        np.testing.assert_array_equal(smp.sample("uniform", np.zeros((5, 1)), "gaussian", c=2), [0, 1])
+    finally:
+        smp._REGISTRY["uniform"] = original
+
+
+def test_a_function_is_a_sampler_wherever_a_name_is():
+    from nystrom_bench import sampling as smp
+
+    def last_rows(X, kernel, c, rng):
+        return np.arange(len(X) - c, len(X))
+
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    np.testing.assert_array_equal(smp.sample(last_rows, X, "gaussian", c=3, y=np.zeros(10)), [7, 8, 9])
+    with pytest.raises(ValueError, match="unknown sampler 'nope'"):
+        smp.sample("nope", X, "gaussian", c=3)

@@ -42,13 +42,21 @@ __all__ = ["sample", "register", "available"]
 _REGISTRY = {}
 
 
-def register(name, needs_y=False):
+def register(name, needs_y=False, replace=False):
     """Decorator adding a sampler function to the registry under ``name``.
 
-    ``needs_y=True`` marks samplers that use the training targets (``y=`` option).
+    ``needs_y=True`` marks samplers that use the training targets (``y=`` option).  Registering a
+    name that exists is an error unless ``replace=True``.  A registration lives in the process that
+    ran it: for parallel workers (``GridSearchCV(n_jobs=...)``) pass the function itself as the
+    sampler, or register it in a module the workers import.
     """
 
     def deco(func):
+        old = _REGISTRY.get(name)
+        same = old is not None and (old.__module__, old.__qualname__) == (func.__module__, func.__qualname__)
+        if old is not None and not replace and not same:  # (the same function again: a module reload)
+            raise ValueError(f"a sampler named {name!r} exists already ({_REGISTRY[name].__module__}."
+                             f"{_REGISTRY[name].__name__}); pass replace=True to replace it, or choose another name")
         _REGISTRY[name] = func
         func.sampler_name = name
         func.needs_y = needs_y
@@ -58,8 +66,8 @@ def register(name, needs_y=False):
 
 
 def needs_y(name):
-    """Whether the sampler ``name`` needs the targets ``y``."""
-    return getattr(_REGISTRY.get(name), "needs_y", False)
+    """Whether the sampler ``name`` (or a sampler function) needs the targets ``y``."""
+    return getattr(name if callable(name) else _REGISTRY.get(name), "needs_y", False)
 
 
 def available():
@@ -72,33 +80,42 @@ def sample(name, X, kernel, c, seed=None, **options):
 
     Parameters
     ----------
-    name : str
-        One of :func:`available`.
+    name : str or callable
+        One of :func:`available`, or a function ``f(X, kernel, c, rng, **options)`` with the registered
+        samplers' signature (set ``f.needs_y = True`` if it takes ``y=``).
     X : array of shape (n, d)
     kernel : Kernel or str
     c : int
         Number of landmarks, ``1 <= c <= n``.
     seed : None, int, SeedSequence or Generator
     **options
-        Sampler-specific options (e.g. ``replace=True`` for ``column_norm``).
+        Sampler-specific options (e.g. ``replace=True`` for ``column_norm``).  ``y=`` is accepted by
+        every sampler: those that do not use targets ignore it, so one loop can call them all.
 
     Returns
     -------
-    ndarray
-        ``(c,)`` int indices into X, or ``(c, d)`` landmark points.
+    ndarray or Sketch
+        ``(c,)`` int indices into X where the landmarks are rows of X (every sampler but the two
+        below); ``(c, d)`` float points for ``kmeans``; an :class:`~nystrom_bench.approx.Sketch` for
+        ``gaussian_sketch``.  :func:`nystrom_bench.approx.build` takes any of them as ``landmarks=``.
     """
-    try:
-        func = _REGISTRY[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown sampler {name!r}; choose one of {', '.join(available())}"
-        ) from None
+    if callable(name):
+        func, name = name, getattr(name, "__name__", "callable")
+    else:
+        try:
+            func = _REGISTRY[name]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"unknown sampler {name!r}; choose one of {', '.join(available())} or pass a function"
+            ) from None
+    if not getattr(func, "needs_y", False):
+        options.pop("y", None)
     X = as_2d(X)
     c = int(c)
     if c < 1 or (c > len(X) and not options.get("replace")):
         raise ValueError(f"sampler {name!r}: need 1 <= c <= n = {len(X)}, got c = {c}"
                          " (c > n only when drawing with replacement)")
-    if func.needs_y and options.get("y") is None:
+    if getattr(func, "needs_y", False) and options.get("y") is None:
         raise ValueError(f"sampler {name!r} needs the training targets: pass y=")
     try:
         return func(X, make(kernel), c, check_random_state(seed), **options)

@@ -1,0 +1,159 @@
+"""NystromFeatures: a drop-in for scikit-learn's Nystroem (same features with the same landmarks; scikit-learn's
+own Nystroem tests, re-run against it) with any sampler."""
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_almost_equal
+from sklearn.kernel_approximation import Nystroem
+from sklearn.metrics.pairwise import chi2_kernel, kernel_metrics, polynomial_kernel, rbf_kernel
+from sklearn.pipeline import make_pipeline
+from sklearn.svm import LinearSVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from nystrom_bench import approx, sampling
+from nystrom_bench.learners import NystromFeatures
+
+
+@parametrize_with_checks([NystromFeatures(n_components=5, random_state=0),
+                          NystromFeatures(n_components=5, sampler="kmeans", random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("kernel, params", [("rbf", {"gamma": 0.3}), ("polynomial", {"degree": 2, "coef0": 1.0}),
+                                            ("laplacian", {}), ("chi2", {})])
+def test_same_landmarks_same_features_as_sklearn(kernel, params):
+    X = np.random.default_rng(0).uniform(size=(60, 4))
+    ours = NystromFeatures(kernel, n_components=12, random_state=3, **params).fit(X)
+    theirs = Nystroem(kernel, n_components=12, random_state=3, **params).fit(X)
+    np.testing.assert_array_equal(ours.component_indices_, theirs.component_indices_)
+    np.testing.assert_allclose(ours.normalization_, theirs.normalization_, atol=1e-10)
+    np.testing.assert_allclose(ours.transform(X), theirs.transform(X), atol=1e-10)
+    assert ours.get_feature_names_out().tolist()[:2] == ["nystromfeatures0", "nystromfeatures1"]
+
+
+@pytest.mark.parametrize("sampler", ["kmeans", "ridge_leverage", "column_norm", "adaptive_kumar"])
+def test_other_samplers_give_nystrom_features_of_their_landmarks(sampler):
+    X = np.random.default_rng(1).normal(size=(80, 3))
+    nf = NystromFeatures(gamma=0.5, n_components=10, sampler=sampler, random_state=0).fit(X)
+    F = nf.transform(X)
+    Z = nf.components_
+    K_nm, W = rbf_kernel(X, Z, gamma=0.5), rbf_kernel(Z, Z, gamma=0.5)
+    np.testing.assert_allclose(F @ F.T, K_nm @ np.linalg.pinv(W, rcond=1e-10, hermitian=True) @ K_nm.T, atol=1e-6)
+    if nf.component_indices_ is not None:
+        np.testing.assert_array_equal(X[nf.component_indices_], Z)
+
+
+def test_callable_sampler_explicit_landmarks_and_targets():
+    X = np.random.default_rng(2).normal(size=(50, 2))
+    y = (X[:, 0] > 0).astype(int)
+
+    def first_rows(X, kernel, c, rng):
+        return np.arange(c)
+
+    nf = NystromFeatures(gamma=1.0, n_components=4, sampler=first_rows).fit(X)
+    np.testing.assert_array_equal(nf.component_indices_, [0, 1, 2, 3])
+    pts = NystromFeatures(gamma=1.0, landmarks=X[:3] + 0.1).fit(X)
+    assert pts.component_indices_ is None and pts.transform(X).shape == (50, 3)
+    assert NystromFeatures(gamma=1.0, n_components=4, sampler="adaptive_ms", random_state=0).fit(X, y).transform(
+        X).shape == (50, 4)
+    with pytest.raises(ValueError, match="needs the targets"):
+        NystromFeatures(n_components=4, sampler="adaptive_ms").fit(X)
+    with pytest.raises(ValueError, match="gives a sketch"):
+        NystromFeatures(n_components=4, sampler="gaussian_sketch").fit(X)
+    with pytest.raises(ValueError, match="unknown sampler"):
+        NystromFeatures(n_components=4, sampler="nope").fit(X)
+
+
+def test_pipeline_with_a_linear_svm():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    y = (X[:, 0] ** 2 + X[:, 1] ** 2 > 1.4).astype(int)
+    for sampler in ("uniform", "kmeans", "ridge_leverage"):
+        model = make_pipeline(NystromFeatures(gamma=0.5, n_components=25, sampler=sampler, random_state=0),
+                              LinearSVC()).fit(X[:300], y[:300])
+        assert model.score(X[300:], y[300:]) > 0.9
+
+
+# -- scikit-learn's Nystroem tests (sklearn/tests/test_kernel_approximation.py), run against NystromFeatures ----
+def _linear_kernel(X, Y):
+    return np.dot(X, Y.T)
+
+
+def test_nystroem_approximation():
+    rnd = np.random.RandomState(0)
+    X = rnd.uniform(size=(10, 4))
+    X_transformed = NystromFeatures(n_components=X.shape[0]).fit_transform(X)
+    assert_array_almost_equal(np.dot(X_transformed, X_transformed.T), rbf_kernel(X))
+    assert NystromFeatures(n_components=2, random_state=rnd).fit(X).transform(X).shape == (10, 2)
+    assert NystromFeatures(n_components=2, kernel=_linear_kernel, random_state=rnd).fit(X).transform(X).shape == (10, 2)
+    for kern in kernel_metrics():
+        assert NystromFeatures(n_components=2, kernel=kern, random_state=rnd).fit(X).transform(X).shape == (10, 2)
+
+
+def test_nystroem_default_parameters():
+    X = np.random.RandomState(42).uniform(size=(10, 4))
+    K2 = NystromFeatures(n_components=10).fit_transform(X)
+    assert_array_almost_equal(rbf_kernel(X, gamma=None), K2 @ K2.T)
+    K2 = NystromFeatures(kernel="chi2", n_components=10).fit_transform(X)
+    assert_array_almost_equal(chi2_kernel(X, gamma=1), K2 @ K2.T)
+
+
+def test_nystroem_singular_kernel():
+    X = np.vstack([np.random.RandomState(0).rand(10, 20)] * 2)
+    N = NystromFeatures(gamma=100, n_components=X.shape[0]).fit(X)
+    Xt = N.transform(X)
+    assert_array_almost_equal(rbf_kernel(X, gamma=100), Xt @ Xt.T)
+    assert np.all(np.isfinite(Xt))
+
+
+def test_nystroem_poly_kernel_params():
+    X = np.random.RandomState(37).uniform(size=(10, 4))
+    Xt = NystromFeatures(kernel="polynomial", n_components=10, degree=3.1, coef0=0.1).fit_transform(X)
+    assert_array_almost_equal(Xt @ Xt.T, polynomial_kernel(X, degree=3.1, coef0=0.1))
+
+
+def test_nystroem_callable():
+    X = np.random.RandomState(42).uniform(size=(10, 4))
+
+    def logging_histogram_kernel(x, y, log):
+        log.append(1)
+        return np.minimum(x, y).sum()
+
+    kernel_log = []
+    NystromFeatures(kernel=logging_histogram_kernel, n_components=9, kernel_params={"log": kernel_log}).fit(list(X))
+    assert len(kernel_log) == 10 * 9 / 2 or len(kernel_log) == 9 * 9  # scikit-learn's count depends on its version
+    for param in ({"gamma": 1}, {"coef0": 1}, {"degree": 2}):
+        with pytest.raises(ValueError, match="Don't pass gamma, coef0 or degree to Nystroem"):
+            NystromFeatures(kernel=_linear_kernel, n_components=9, **param).fit(X)
+
+
+def test_nystroem_precomputed_kernel():
+    X = np.random.RandomState(12).uniform(size=(10, 4))
+    K = polynomial_kernel(X, degree=2, coef0=0.1)
+    Xt = NystromFeatures(kernel="precomputed", n_components=10).fit_transform(K)
+    assert_array_almost_equal(Xt @ Xt.T, K)
+    for param in ({"gamma": 1}, {"coef0": 1}, {"degree": 2}):
+        with pytest.raises(ValueError, match="Don't pass gamma, coef0 or degree to Nystroem"):
+            NystromFeatures(kernel="precomputed", n_components=10, **param).fit(K)
+    with pytest.raises(ValueError, match="needs the data points"):
+        NystromFeatures(kernel="precomputed", n_components=5, sampler="kmeans").fit(K)
+
+
+def test_too_many_components_warns_like_sklearn():
+    X = np.random.RandomState(0).uniform(size=(6, 2))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        assert NystromFeatures(n_components=10).fit(X).transform(X).shape == (6, 6)
+    assert any("n_components > n_samples" in str(x.message) for x in w)
+
+
+def test_every_sampler_runs_with_y_in_one_loop():
+    """The issue's loop: every registered sampler, called the same way, y passed to all."""
+    X = np.random.default_rng(4).normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    for name in sampling.available():
+        out = sampling.sample(name, X, "gaussian", c=6, seed=0, y=y)
+        assert (out.shape[1] if isinstance(out, approx.Sketch) else len(out)) == 6, name
