@@ -65,3 +65,19 @@ def test_ncr_equals_lla_with_an_intercept_and_the_intercept_matters():
     far = np.array([[10.0, 10.0]])  # far from the data a Gaussian model returns its intercept
     assert lla.predict(far)[0] == pytest.approx(lla.intercept_, abs=1e-6) and lla.intercept_ > 4
     assert KRR(**{**kw, "fit_intercept": False}).fit(X, y).predict(far)[0] == pytest.approx(0, abs=1e-6)
+
+
+def test_a_fitted_nystrom_model_keeps_landmarks_not_the_training_set():
+    import pickle
+
+    rng = np.random.default_rng(0)
+    sizes = {}
+    for n in (500, 4000):
+        X = rng.normal(size=(n, 3))
+        y = np.sin(X[:, 0])
+        for mode in ("lla", "ncr"):
+            m = KRR(gamma=0.5, n_landmarks=20, mode=mode, random_state=0).fit(X, y)
+            sizes[(n, mode)] = len(pickle.dumps(m))
+            np.testing.assert_allclose(pickle.loads(pickle.dumps(m)).predict(X[:5]), m.predict(X[:5]))
+    for mode in ("lla", "ncr"):
+        assert sizes[(4000, mode)] == sizes[(500, mode)] < 20_000

@@ -88,8 +88,12 @@ class KRR(RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    operator_ : KernelOperator
-        The fitted kernel operator.
+    expansion_ : (points, coef, indices)
+        LLA and NCR: the predictor ``K(x, points) @ coef`` -- the landmarks (with a sketch, the training
+        X), so a fitted model keeps O(c) rows, not the training set.  Exact and GSA keep ``X_fit_`` and
+        ``dual_coef_`` instead (GSA predicts with the exact kernel on every training point).
+    rank_ : int
+        Rank of the Nystrom approximation (Nystrom only).
     landmarks_ : ndarray of shape (c, d) or None
         The landmark points (Nystrom from landmarks; None for a sketch).
     component_indices_ : ndarray of shape (c,) or None
@@ -166,19 +170,19 @@ class KRR(RegressorMixin, BaseEstimator):
         n = len(X)
         Y = _as_columns(y)
         if self.approximation == "exact":
-            self.operator_ = approx.build("exact", X, kern)
+            op = approx.build("exact", X, kern)
             if self.alpha == 0:
-                solve = lambda B: linalg.lstsq(self.operator_.K, B, check_finite=False)[0]  # noqa: E731
+                solve = lambda B: linalg.lstsq(op.K, B, check_finite=False)[0]  # noqa: E731
             else:
-                solve = lambda B: self.operator_.solve(self.alpha, B)  # noqa: E731
+                solve = lambda B: op.solve(self.alpha, B)  # noqa: E731
             dual, b = self._bordered(solve, Y)
             self.X_fit_ = X
         else:
             # LLA and NCR only need C^T C, C^T y and W: stream them, never hold the n x c matrix C
             op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, y, kern), rank=self.rank,
                               store_C=self.mode == "gsa")
-            self.operator_ = op
             self.landmarks_, self.component_indices_ = op.Z, op.landmark_indices
+            self.rank_ = int(op.rank)
             if self.mode == "gsa":
                 if self.alpha <= 0:
                     raise ValueError("KRR(mode='gsa') needs alpha > 0: K~ is low-rank")
@@ -199,6 +203,11 @@ class KRR(RegressorMixin, BaseEstimator):
                     coef = beta = _psd_solve(CtC + self.alpha * op.W, CtY)
                 b = y_mean - c_mean @ beta if self.fit_intercept else np.zeros(Y.shape[1])
                 self.coef_ = coef[:, 0] if y.ndim == 1 else coef
+                # prediction is K(x, points) @ coef: keep only that (landmarks; with a sketch, X and S beta)
+                if op.S is not None:
+                    self.expansion_ = (op.X, np.asarray(op.S) @ beta, np.arange(len(op.X)))
+                else:
+                    self.expansion_ = (op.Z, beta, op.landmark_indices)
         if self.approximation == "exact" or self.mode == "gsa":
             self.dual_coef_ = dual[:, 0] if y.ndim == 1 else dual
         self.intercept_ = float(b[0]) if y.ndim == 1 else b
@@ -221,10 +230,10 @@ class KRR(RegressorMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         if self.approximation == "exact" or self.mode == "gsa":
             out = self.kernel_.mmv(X, self.X_fit_, self.dual_coef_)
-        elif self.mode == "lla":  # phi(X) w = cross(X) (T w): one block-wise kernel product
-            out = self.operator_.cross_mv(X, self.operator_.T @ self.coef_)
-        else:
-            out = self.operator_.cross_mv(X, self.coef_)
+        else:  # LLA phi(X) w = K(X, Z) (T w); NCR K(X, Z) beta: one block-wise kernel product
+            points, coef, _ = self.expansion_
+            out = self.kernel_.mmv(X, points, coef)
+            out = out[:, 0] if self.coef_.ndim == 1 else out
         return out + self.intercept_
 
     def _rkhs_expansion(self, mode=None):
@@ -236,11 +245,7 @@ class KRR(RegressorMixin, BaseEstimator):
             raise ValueError(f"KRR: this model was fitted with mode={self.mode!r}, not {mode!r}; fit one per mode")
         if self.approximation == "exact" or self.mode == "gsa":
             return self.X_fit_, _as_columns(self.dual_coef_), np.arange(len(self.X_fit_))
-        op = self.operator_
-        beta = _as_columns(op.T @ self.coef_ if self.mode == "lla" else self.coef_)
-        if op.S is not None:
-            return op.X, np.asarray(op.S) @ beta, np.arange(len(op.X))
-        return op.Z, beta, op.landmark_indices
+        return self.expansion_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

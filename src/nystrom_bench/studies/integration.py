@@ -269,7 +269,7 @@ class IntegrationStudy(Study):
             fit_time = time.perf_counter() - t0
             metrics, seconds = self._score(trial, model, sp.X_test, y_test)
             out.append({"coords": {"integration": mode},
-                        "params": {**common, "rank": int(model.operator_.rank)},
+                        "params": {**common, "rank": int(model.rank_ if hasattr(model, "rank_") else model.operator_.rank)},
                         "metrics": {"rel_error": approximation_error(exact, model), **metrics,
                                     "fit_time": fit_time, "predict_time": seconds}})
         return out
