@@ -81,3 +81,23 @@ def test_a_fitted_nystrom_model_keeps_landmarks_not_the_training_set():
             np.testing.assert_allclose(pickle.loads(pickle.dumps(m)).predict(X[:5]), m.predict(X[:5]))
     for mode in ("lla", "ncr"):
         assert sizes[(4000, mode)] == sizes[(500, mode)] < 20_000
+
+
+def test_string_labels_multiclass_and_the_regression_it_wraps():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    from nystrom_bench.learners import KRRClassifier
+
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(c, 0.5, size=(40, 2)) for c in ((0, 0), (3, 0), (0, 3))])
+    y = np.repeat(["a", "b", "c"], 40)
+    clf = KRRClassifier(gamma=0.5, alpha=0.1, n_landmarks=20, random_state=0).fit(X, y)
+    assert clf.classes_.tolist() == ["a", "b", "c"] and clf.score(X, y) > 0.95
+    T = np.where(y[:, None] == np.array(["a", "b", "c"])[None, :], 1.0, -1.0)
+    reg = KRR(gamma=0.5, alpha=0.1, n_landmarks=20, random_state=0).fit(X, T)
+    np.testing.assert_allclose(clf.decision_function(X), reg.predict(X))
+    binary = KRRClassifier(gamma=0.5, alpha=0.1, approximation="exact").fit(X[:80], y[:80])
+    assert binary.decision_function(X[:80]).shape == (80,) and set(binary.predict(X[:80])) <= {"a", "b"}
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        KRRClassifier().fit(X[:40], y[:40])
+    check_estimator(KRRClassifier(n_landmarks=10, random_state=0))

@@ -227,3 +227,18 @@ def test_duplicate_run_keys_are_logged_with_a_warning(uri, caplog):
     with caplog.at_level("WARNING", logger="nystrom_bench.tracking"):
         ids = tracking.log_job("s", "s/d", rows, tracking_uri=uri)
     assert len(ids) == 4 and "duplicate run_keys" in caplog.text
+
+
+def test_experiments_open_as_model_training_with_description_and_dataset_inputs(tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path}/m.db"
+    tracking.log_job("s", "s/d", _rows("d", 2), tracking_uri=uri, description="A study.\n\nWhat it does.",
+                     datasets={"d": {"digest": "abc123", "source": "https://example.org/d.svm", "source_type": "http"}})
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.get_experiment_by_name("s")
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
+    assert exp.tags["mlflow.note.content"] == "A study.\n\nWhat it does."
+    runs = client.search_runs([exp.experiment_id], "tags.`nystrom_bench.level` = 'result'")
+    assert runs and all(r.inputs.dataset_inputs[0].dataset.name == "d" for r in runs)
+    assert runs[0].inputs.dataset_inputs[0].dataset.digest == "abc123"

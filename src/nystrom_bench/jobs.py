@@ -15,6 +15,8 @@ import traceback
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
+
 __all__ = ["job_log", "obtain_dataset", "save_splits", "load_splits", "run_study_job", "aggregate_study"]
 
 
@@ -83,6 +85,25 @@ def load_splits(path):
     return splits
 
 
+def _dataset_info(name, arrays):
+    """What MLflow records of a data set: a digest of its arrays, its source and shape."""
+    import hashlib
+    import json
+
+    from . import data
+
+    h = hashlib.sha256()
+    for key in ("X", "y"):
+        h.update(np.ascontiguousarray(arrays[key]).tobytes())
+    e = data.info(name)
+    files = e.get("files") or {}
+    urls = [u for part in files.values() for u in (part if isinstance(part, list) else [part])]
+    return {"digest": h.hexdigest()[:16], "source": urls[0] if urls else e["source"],
+            "source_type": "http" if urls else "code",
+            "schema": json.dumps({"n_samples": int(len(arrays["X"])), "n_features": int(arrays["X"].shape[1]),
+                                  "task": e["task"]})}
+
+
 def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri, job_key, config_hash, log=None):
     """One workflow job: run the study kind of ``job_cfg`` on its data sets and record the results.
 
@@ -96,9 +117,10 @@ def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri
 
     kind = studies.get(job_cfg["kind"])
     t0 = time.perf_counter()
-    rows = []
+    rows, inputs = [], {}
     for dataset, data_path, split_path in zip(job_cfg["datasets"], data_paths, split_paths, strict=True):
         arrays = data.load_npz(data_path)
+        inputs[dataset] = _dataset_info(dataset, arrays)
         splits = load_splits(split_path)
         missing = [s for s in job_cfg["seeds"] if int(s) not in splits]
         if missing:
@@ -113,8 +135,9 @@ def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri
     job_params = {"kind": job_cfg["kind"], "datasets": job_cfg["datasets"], "seeds": job_cfg["seeds"],
                   "methods": sorted(job_cfg["methods"]), "kernels": job_cfg["kernels"],
                   "params": job_cfg["params"], "scaling": job_cfg["scaling"], "split": job_cfg.get("split")}
+    title = job_cfg.get("title") or kind.title
     tracking.log_job(study, job_key, rows, result_file=out_csv, tracking_uri=tracking_uri, tags=tags,
-                     job_params=job_params)
+                     job_params=job_params, description=f"{title}\n\n{kind.description}".strip(), datasets=inputs)
     t2 = time.perf_counter()
     if log:
         log.info("compute_seconds=%.3f tracking_seconds=%.3f results=%d", t1 - t0, t2 - t1, len(rows))

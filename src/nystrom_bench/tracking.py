@@ -87,20 +87,44 @@ def _retry(fn, what, attempts=8):
             time.sleep(delay)
 
 
-def _experiment_id(client, name, artifact_location):
+#: MLflow 3's UI opens an experiment in its GenAI view ("No traces") unless this tag says otherwise
+EXPERIMENT_KIND_TAG, EXPERIMENT_KIND = "mlflow.experimentKind", "custom_model_development"
+#: the tag the UI shows as the experiment's description
+DESCRIPTION_TAG = "mlflow.note.content"
+
+
+def _experiment_id(client, name, artifact_location, description=None):
+    """The id of the experiment ``name`` (created or restored), tagged as a model-training experiment
+    and, where given, with its description."""
     from mlflow.exceptions import MlflowException
 
     exp = client.get_experiment_by_name(name)
     if exp is not None:
         if exp.lifecycle_stage == "deleted":
             client.restore_experiment(exp.experiment_id)
-        return exp.experiment_id
-    try:
-        return client.create_experiment(name, artifact_location=artifact_location)
-    except MlflowException as exc:  # another process created it first
-        if "already exists" not in str(exc).lower() and "RESOURCE_ALREADY_EXISTS" not in str(exc):
-            raise
-        return client.get_experiment_by_name(name).experiment_id
+        exp_id = exp.experiment_id
+    else:
+        try:
+            exp_id = client.create_experiment(name, artifact_location=artifact_location)
+        except MlflowException as exc:  # another process created it first
+            if "already exists" not in str(exc).lower() and "RESOURCE_ALREADY_EXISTS" not in str(exc):
+                raise
+            exp_id = client.get_experiment_by_name(name).experiment_id
+    tags = client.get_experiment(exp_id).tags
+    if tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
+        client.set_experiment_tag(exp_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+    if description and tags.get(DESCRIPTION_TAG) != description:
+        client.set_experiment_tag(exp_id, DESCRIPTION_TAG, description)
+    return exp_id
+
+
+def _dataset_input(name, info):
+    """An MLflow dataset input (name, digest, source) for the Dataset column and filter of the UI."""
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    ds = Dataset(name=name, digest=str(info.get("digest", ""))[:36], source_type=str(info.get("source_type", "local")),
+                 source=str(info.get("source", name)), schema=info.get("schema"), profile=info.get("profile"))
+    return DatasetInput(ds, tags=[InputTag("mlflow.data.context", str(info.get("context", "train")))])
 
 
 def _clean(value):
@@ -175,7 +199,8 @@ def _result_run(study, res):
     return key, name, params
 
 
-def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=None, job_params=None):
+def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=None, job_params=None,
+            description=None, datasets=None):
     """Log the results of one workflow job to MLflow, replacing any earlier runs of that job.
 
     Creates one parent run for the job and one child run per result.
@@ -198,6 +223,11 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
         they cannot override the level, parent, ``run_key`` or ``job_key`` tags.
     job_params : dict, optional
         Params of the parent run (values stringified, cut to 6000 characters).
+    description : str, optional
+        The experiment's description (shown on its page in the UI).
+    datasets : dict, optional
+        ``{data set name: {"digest", "source", ...}}``: each result run gets its data set as an MLflow
+        dataset input (the UI's Dataset column and filter).
 
     Returns
     -------
@@ -214,7 +244,8 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
                     job_key, len(keys) - len(set(keys)), dup[:5])
     extra = {k: str(v) for k, v in (tags or {}).items()}
     with _store(study, tracking_uri) as (client, artifact_root):
-        exp_id = _retry(lambda: _experiment_id(client, study, artifact_root), "create experiment")
+        exp_id = _retry(lambda: _experiment_id(client, study, artifact_root, description), "create experiment")
+        inputs = {name: _dataset_input(name, info) for name, info in (datasets or {}).items()}
         _delete(client, _search_all(client, exp_id, f"tags.job_key = '{job_key}'"))
 
         parent_tags = {**extra, LEVEL_TAG: "job", "job_key": job_key}
@@ -246,6 +277,9 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
                 ),
                 "log batch",
             )
+            if res.get("dataset") in inputs:
+                ds_input = inputs[res["dataset"]]
+                _retry(lambda rid=rid, ds_input=ds_input: client.log_inputs(rid, datasets=[ds_input]), "log dataset")
             _retry(lambda rid=rid: client.set_terminated(rid, "FINISHED"), "finish run")
             run_ids.append(rid)
         _retry(lambda: client.set_terminated(parent, "FINISHED"), "finish job run")

@@ -1,7 +1,7 @@
 """Learners: scikit-learn-compatible estimators on top of kernel operators, one module per family.
 
 - :mod:`.nystrom_features` -- ``NystromFeatures``: a drop-in for scikit-learn's ``Nystroem`` with any sampler;
-- :mod:`.krr` -- ``KRR``: kernel ridge regression, exact or Nystrom (gsa, lla, ncr);
+- :mod:`.krr` -- ``KRR``: kernel ridge regression, exact or Nystrom (gsa, lla, ncr); ``KRRClassifier`` on it;
 - :mod:`.gnkr` -- ``GNKR``, ``gnkr_path``: generalized Nystrom kernel regression (Chen et al., NIPS 2016);
 - :mod:`.lssvm` -- ``LSSVM``: least-squares SVM with bias (Suykens), exact or Nystrom;
 - :mod:`.nusvm` -- ``NuSVM``: nu-SVM, exact or Nystrom with GSA / LLA prediction (Li et al.);
@@ -19,13 +19,13 @@ from .cluster_kernel import ClusterKernel
 from .csi import CSI
 from .gen_nystrom import GeneralizedNystrom, GeneralizedNystromMKL
 from .gnkr import GNKR, gnkr_path
-from .krr import KRR
+from .krr import KRR, KRRClassifier
 from .lssvm import LSSVM
 from .mkl import AlignmentMKL, GroupLassoMKL, SimpleMKL
 from .nusvm import NuSVM, max_feasible_nu
 from .nystrom_features import NystromFeatures
 from .spectral_kernel import SpectralGraphKernel
 
-__all__ = ["NystromFeatures", "KRR", "GNKR", "gnkr_path", "LSSVM", "NuSVM", "max_feasible_nu", "GeneralizedNystrom", "GeneralizedNystromMKL", "AlignmentMKL",
+__all__ = ["NystromFeatures", "KRR", "KRRClassifier", "GNKR", "gnkr_path", "LSSVM", "NuSVM", "max_feasible_nu", "GeneralizedNystrom", "GeneralizedNystromMKL", "AlignmentMKL",
            "ClusterKernel", "SpectralGraphKernel", "CSI", "LogDetKernelLearning", "SimpleMKL",
            "GroupLassoMKL"]

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -253,3 +253,91 @@ class KRR(RegressorMixin, BaseEstimator):
         # a low-rank approximation with default width cannot fit arbitrary data well: honest tag
         tags.regressor_tags.poor_score = self.approximation == "nystrom"
         return tags
+
+
+def ovr_targets(y):
+    """One-vs-rest least-squares targets: ``(T, classes)`` with T in {-1, +1}, one column per class, or a
+    single column (a vector) for two classes (+1 for ``classes[1]``)."""
+    from sklearn.utils.multiclass import check_classification_targets
+
+    check_classification_targets(y)
+    classes = np.unique(y)
+    if len(classes) < 2:
+        raise ValueError(f"a classifier needs samples of at least 2 classes in y, but y contains only 1 class: "
+                         f"{classes.tolist()!r}")
+    y = np.asarray(y)
+    if len(classes) == 2:
+        return np.where(y == classes[1], 1.0, -1.0), classes
+    return np.where(y[:, None] == classes[None, :], 1.0, -1.0), classes
+
+
+def ovr_predict(scores, classes):
+    """Labels from one-vs-rest scores: the sign for two classes, else the arg-max."""
+    scores = np.asarray(scores)
+    if scores.ndim == 1:
+        return np.where(scores > 0, classes[1], classes[0])
+    return classes[np.argmax(scores, axis=1)]
+
+
+class KRRClassifier(ClassifierMixin, BaseEstimator):
+    """Kernel ridge (least-squares) classifier: :class:`KRR` on one-vs-rest +-1 targets.
+
+    Every parameter is :class:`KRR`'s (exact or Nystrom, any sampler, lla / gsa / ncr,
+    ``fit_intercept``); labels may be of any type (strings included).  Two classes: one output, its
+    sign decides; more: one output per class, the largest decides -- the least-squares classifier of
+    Ding et al. (AAAI 2019; TNNLS 2020) that the krc study runs.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    regressor_ : KRR
+        The fitted regression on the +-1 targets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_bench.learners import KRRClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2)); y = np.where(X[:, 0] * X[:, 1] > 0, "same", "opposite")
+    >>> clf = KRRClassifier(gamma=0.5, alpha=0.1, n_landmarks=40, random_state=0).fit(X, y)
+    >>> float(clf.score(X, y)) > 0.9, clf.classes_.tolist()
+    (True, ['opposite', 'same'])
+    """
+
+    _parameter_constraints = dict(KRR._parameter_constraints)
+
+    def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, alpha=1e-3,
+                 fit_intercept=False, approximation="nystrom", n_landmarks=200, sampler="uniform", mode="lla",
+                 landmarks=None, rank=None, random_state=None):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.sigma = sigma
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.approximation = approximation
+        self.n_landmarks = n_landmarks
+        self.sampler = sampler
+        self.mode = mode
+        self.landmarks = landmarks
+        self.rank = rank
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Fit on X of shape (n, d) and class labels y of shape (n,)."""
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        T, self.classes_ = ovr_targets(y)
+        self.regressor_ = KRR(**self.get_params()).fit(X, T)
+        return self
+
+    def decision_function(self, X):
+        """Scores: shape (n,) for two classes (positive for ``classes_[1]``), else (n, n_classes)."""
+        check_is_fitted(self, "regressor_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self.regressor_.predict(X)
+
+    def predict(self, X):
+        """Class labels."""
+        return ovr_predict(self.decision_function(X), self.classes_)

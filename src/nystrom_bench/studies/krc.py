@@ -2,7 +2,8 @@
 
 The least-squares classifier of Ding et al. (AAAI 2019; TNNLS 2020) without a bias term: KRR on
 one-vs-rest targets in {-1, +1} (one column per class; one column for two
-classes), prediction by the largest output (sign for two classes).  Reports test
+classes), prediction by the largest output (sign for two classes): ``learners.KRRClassifier``'s
+``ovr_targets`` / ``ovr_predict``.  Reports test
 accuracy; everything else is the KRR study.
 """
 
@@ -31,14 +32,11 @@ class KRCStudy(KRRStudy):
     primary_metric = "test_accuracy"
 
     def targets(self, split):
-        classes = np.unique(split.y_train)
-        if len(classes) == 2:
-            return np.where(split.y_train == classes[1], 1.0, -1.0), classes
-        return np.where(split.y_train[:, None] == classes[None, :], 1.0, -1.0), classes
+        from ..learners.krr import ovr_targets
+
+        return ovr_targets(split.y_train)
 
     def score(self, raw_prediction, classes, split):
-        if raw_prediction.ndim == 1:
-            pred = np.where(raw_prediction > 0, classes[1], classes[0])
-        else:
-            pred = classes[np.argmax(raw_prediction, axis=1)]
-        return {"test_accuracy": float(np.mean(pred == split.y_test))}
+        from ..learners.krr import ovr_predict
+
+        return {"test_accuracy": float(np.mean(ovr_predict(raw_prediction, classes) == split.y_test))}
