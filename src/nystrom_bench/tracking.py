@@ -252,6 +252,8 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
         parent = _retry(
             lambda: client.create_run(exp_id, run_name=job_key, tags=parent_tags), "create job run"
         ).info.run_id
+        if inputs:  # the job run shows its data sets too (the UI lists job runs, results fold under them)
+            _retry(lambda: client.log_inputs(parent, datasets=list(inputs.values())), "log job datasets")
         if job_params:
             _retry(lambda: client.log_batch(parent, params=_params(job_params)), "log job params")
         if result_file is not None:
