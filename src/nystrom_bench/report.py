@@ -12,6 +12,7 @@ per method, the paper's numbers dashed where the study knows them).
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -177,7 +178,41 @@ def _method_order(df, order=None):
 
 
 # -- tables ---------------------------------------------------------------------------------------
-def mean_sd_table(df, metric, fmt="{:.4g}", order=None, coords=()):
+def fmt_num(v, sig=3):
+    """A number for people: ``sig`` significant digits, scientific only below 1e-3 or from 1e6 on."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "n/a"
+    v = float(v)
+    if v == 0:
+        return "0"
+    if 1e-3 <= abs(v) < 1e6:
+        digits = max(sig - 1 - int(math.floor(math.log10(abs(v)))), 0)
+        return f"{v:.{digits}f}"
+    return _short_exp(f"{v:.{sig - 1}e}")
+
+
+def _short_exp(text):
+    """'2.0e-05' -> '2.0e-5', '3e+07' -> '3e7'."""
+    mant, _, exp = text.partition("e")
+    return f"{mant}e{int(exp)}"
+
+
+def fmt_mean_sd(mean, sd):
+    """'mean +- sd' with sd to 2 significant digits and the mean to the same decimal place
+    (34.13, 2.287 -> '34.1 +- 2.3'; 0.004077, 0.000608 -> '0.00408 +- 0.00061')."""
+    if mean is None or not math.isfinite(float(mean)):
+        return "n/a"
+    mean, sd = float(mean), (0.0 if sd is None or not math.isfinite(float(sd)) else float(sd))
+    if sd <= 0:
+        return f"{mean:.4g} +- 0"
+    place = 1 - int(math.floor(math.log10(sd)))  # decimals that keep 2 significant digits of sd
+    if place > 6 or abs(mean) >= 1e6 or (place > 3 and abs(mean) < 1e-3):
+        return f"{fmt_num(mean)} +- {fmt_num(sd, 2)}"
+    place = max(place, 0)
+    return f"{mean:.{place}f} +- {sd:.{place}f}"
+
+
+def mean_sd_table(df, metric, fmt=None, order=None, coords=()):
     """Rows = dataset (x kernel) (x each coord that varies), columns = method (in ``order`` if
     given), cells = 'mean +- sd' over seeds."""
     df = df[df[metric].notna()]
@@ -194,7 +229,7 @@ def mean_sd_table(df, metric, fmt="{:.4g}", order=None, coords=()):
             if len(r):
                 r = r.iloc[0]
                 sd = 0.0 if pd.isna(r["std"]) else r["std"]
-                row[m] = f"{fmt.format(r['mean'])} +- {fmt.format(sd)}"
+                row[m] = (f"{fmt.format(r['mean'])} +- {fmt.format(sd)}" if fmt else fmt_mean_sd(r["mean"], sd))
             else:
                 row[m] = "n/a"
         table.append(row)
@@ -204,7 +239,17 @@ def mean_sd_table(df, metric, fmt="{:.4g}", order=None, coords=()):
 def _fmt_p(p):
     if p is None or (isinstance(p, float) and np.isnan(p)):
         return "n/a"
-    return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
+    return f"{p:.2g}" if p >= 1e-3 else _short_exp(f"{p:.0e}")
+
+
+def _fmt_ranks(ranks):
+    """``{"a": 1.5625, ...}`` (JSON or dict) as 'a 1.56, b 2.0' in rank order."""
+    if isinstance(ranks, str):
+        try:
+            ranks = json.loads(ranks)
+        except ValueError:
+            return ranks
+    return ", ".join(f"{k} {fmt_num(v)}" for k, v in sorted(ranks.items(), key=lambda kv: kv[1]))
 
 
 def describe_tests(paired, info, metric, scope=None):
@@ -387,7 +432,7 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf):
     for _, r in fried.iterrows():
         scope = "" if r.get("scope", "all") == "all" else f" at {r['scope']}"
         doc.para(f"Friedman test on {r['metric']}{scope}: chi2 = {r['statistic']:.3g}, p = {_fmt_p(r['p'])} over "
-                 f"{r['n_blocks']} blocks; mean ranks (1 = best): {r['mean_ranks']}.")
+                 f"{r['n_blocks']} blocks; mean ranks (1 = best): {_fmt_ranks(r['mean_ranks'])}.")
     doc.heading("4. Figures")
     listing = Path(figures) / "figures.json"
     for fig in json.loads(listing.read_text()) if listing.exists() else []:
