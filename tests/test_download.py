@@ -425,3 +425,20 @@ def test_a_cached_file_that_fails_again_names_the_file_and_the_fix(registry, tmp
     with pytest.raises(data.DataError, match=match):
         data.obtain(name, cache_dir=tmp_path, retries=1)  # cached: downloaded again once, still bad
     assert sum(Handler.hits.values()) == 1 and not leftovers(tmp_path)
+
+
+def test_a_failed_first_download_leaves_no_empty_folders(registry, tmp_path):
+    home = tmp_path / "fresh" / "home"
+    with pytest.raises(data.DataError, match="Offline alternative: .*'wisconsin'"):
+        data.obtain("toy-gone", cache_dir=home, retries=1)
+    assert not (tmp_path / "fresh").exists()
+
+
+def test_the_data_home_from_python(monkeypatch, tmp_path):
+    from nystrom_bench.data.remote import default_cache_dir
+
+    monkeypatch.setenv("NYSTROM_BENCH_DATA", str(tmp_path / "d"))
+    assert default_cache_dir() == tmp_path / "d"
+    monkeypatch.delenv("NYSTROM_BENCH_DATA")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "c"))
+    assert default_cache_dir() == tmp_path / "c" / "nystrom_bench"

@@ -36,8 +36,12 @@ ARCHIVE_SUFFIXES = (".bz2", ".gz", ".xz", ".zip")
 
 
 def default_cache_dir():
-    """Where downloads go: ``$NYSTROM_BENCH_DATA`` or ``resources/data`` under the working directory."""
-    return Path(os.environ.get("NYSTROM_BENCH_DATA", "resources/data"))
+    """Where downloads go from Python (like scikit-learn's data home): ``$NYSTROM_BENCH_DATA``, else
+    ``$XDG_CACHE_HOME/nystrom_bench`` (``~/.cache/nystrom_bench``).  The workflow passes its own
+    ``resources/data``."""
+    if os.environ.get("NYSTROM_BENCH_DATA"):
+        return Path(os.environ["NYSTROM_BENCH_DATA"]).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "nystrom_bench"
 
 
 def _parse(fmt, path, e):
@@ -199,6 +203,18 @@ def from_urls(name, e, cache_dir=None, lock=None, timeout=30.0, retries=3):
     (``n_train`` its row count; ``None`` without a separate training file).
     """
     cache_dir = Path(cache_dir or default_cache_dir())
+    made = [p for p in (*reversed(cache_dir.parents), cache_dir, cache_dir / "raw", cache_dir / "raw" / name)
+            if not p.exists()]
+    try:
+        return _from_urls(name, e, cache_dir, lock, timeout, retries)
+    except BaseException:
+        for p in reversed(made):  # a failed first download leaves no empty folders behind
+            if p.is_dir() and not any(p.iterdir()):
+                p.rmdir()
+        raise
+
+
+def _from_urls(name, e, cache_dir, lock, timeout, retries):
     lock = LockFile(lock) if isinstance(lock, (str, Path)) else lock
     files = [_CachedFile(name, e, role, cache_dir, lock, timeout, retries)
              for role in ("train", "test", "data") if e["files"].get(role)]
