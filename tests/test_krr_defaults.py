@@ -101,3 +101,9 @@ def test_string_labels_multiclass_and_the_regression_it_wraps():
     with pytest.raises(ValueError, match="at least 2 classes"):
         KRRClassifier().fit(X[:40], y[:40])
     check_estimator(KRRClassifier(n_landmarks=10, random_state=0))
+
+
+def test_an_indefinite_kernel_is_flagged():
+    X, y = _data()
+    with pytest.warns(UserWarning, match="not positive semi-definite"):
+        KRR(kernel="epanechnikov", sigma=0.5, n_landmarks=10, random_state=0).fit(X, y)

@@ -54,11 +54,21 @@ def _landmark_expansion(est, coef):
     return est.X_fit_, est.sketch_ @ coef, np.arange(len(est.X_fit_))
 
 
-def _estimator_kernel(est, X, where):
+def _estimator_kernel(est, X, where, require_psd=False):
     """The kernel of an estimator with ``kernel, gamma, sigma, degree, coef0`` parameters: the
-    non-None ones through ``kernels.from_spec`` (data-driven widths resolved on X)."""
+    non-None ones through ``kernels.from_spec`` (data-driven widths resolved on X).  ``require_psd``:
+    warn when the kernel is not positive semi-definite (ridge and SVM solutions assume it)."""
+    import warnings
+
     params = {k: getattr(est, k) for k in ("gamma", "sigma", "degree", "coef0") if getattr(est, k) is not None}
-    return kernels.from_spec({"kernel": est.kernel, **params}, X, where=where)
+    kern = kernels.from_spec({"kernel": est.kernel, **params}, X, where=where)
+    if require_psd and not kern.psd:
+        warnings.warn(f"{where}: the {est.kernel!r} kernel with these parameters is not positive semi-definite, so "
+                      "K + alpha I can be singular or indefinite and the fit is not a kernel ridge/SVM solution "
+                      "(the Nystrom approximation drops W's negative eigenvalues); use a PSD kernel such as "
+                      "'gaussian' or 'laplacian' (GNKR is the learner here that allows indefinite kernels)",
+                      UserWarning, stacklevel=3)
+    return kern
 
 
 #: parameter constraints of the kernel (shared by the kernel estimators)

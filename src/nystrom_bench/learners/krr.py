@@ -164,7 +164,7 @@ class KRR(RegressorMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True, multi_output=True, dtype=np.float64)
         t0 = time.perf_counter()
-        kern = _estimator_kernel(self, X, "KRR")
+        kern = _estimator_kernel(self, X, "KRR", require_psd=True)
         self.kernel_ = kern
         self.component_indices_ = None
         n = len(X)

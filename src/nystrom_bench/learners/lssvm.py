@@ -191,7 +191,7 @@ class LSSVM(ClassifierMixin, BaseEstimator):
             Y = np.where(y_idx == 1, 1.0, -1.0)[:, None]
         else:
             Y = np.where(y_idx[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
-        kern = _estimator_kernel(self, X, "LSSVM")
+        kern = _estimator_kernel(self, X, "LSSVM", require_psd=True)
         self.kernel_ = kern
         if self.approximation == "exact":
             op = approx.build("exact", X, kern)

@@ -269,7 +269,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         t0 = time.perf_counter()
         for name in self._FIT_ATTRS:
             self.__dict__.pop(name, None)
-        kern = _estimator_kernel(self, X, "NuSVM")
+        kern = _estimator_kernel(self, X, "NuSVM", require_psd=True)
         self.kernel_ = kern
         svc = NuSVC(nu=self.nu, tol=self.tol, max_iter=self.max_iter, cache_size=self.cache_size,
                     decision_function_shape="ovo")
