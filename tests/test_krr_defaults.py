@@ -107,3 +107,24 @@ def test_an_indefinite_kernel_is_flagged():
     X, y = _data()
     with pytest.warns(UserWarning, match="not positive semi-definite"):
         KRR(kernel="epanechnikov", sigma=0.5, n_landmarks=10, random_state=0).fit(X, y)
+
+
+def test_mcm_measures_its_grid_assumption_and_c_ree_flags_an_indefinite_operator():
+    import warnings
+
+    from nystrom_bench import approx, criteria
+
+    grid = np.stack(np.meshgrid(np.arange(20) * 0.1, np.arange(20) * 0.1, indexing="ij"), -1).reshape(-1, 2)
+    k = kernels.make("gaussian", gamma=10.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        op = approx.build("mcm", grid, k, grid=(20, 20))
+        value = criteria.c_ree(op, np.sin(3 * grid[:, 0]), mu=0.005)
+    assert op.grid_misfit_ < 1e-12 and value == pytest.approx(0.0403, abs=5e-4)
+    assert "MCMOperator(n=400" in repr(op)
+    scattered = np.random.default_rng(0).uniform(size=(400, 2))
+    with pytest.warns(UserWarning, match="far from the grid"):
+        assert approx.build("mcm", scattered, k, grid=(20, 20)).grid_misfit_ > 0.3
+    wide = approx.build("mcm", grid, kernels.make("gaussian", gamma=0.1), grid=(20, 20))
+    with pytest.warns(UserWarning, match="not positive definite"):
+        criteria.c_ree(wide, np.sin(grid[:, 0]), mu=0.005)

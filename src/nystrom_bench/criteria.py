@@ -43,8 +43,20 @@ def _check(op, y, mu):
 
 
 def c_ree(op, y, mu=0.005):
-    """``mu y^T (K~ + mu l I)^-1 y``."""
+    """``mu y^T (K~ + mu l I)^-1 y``.
+
+    Meaningful for a PSD K~ only: an operator with negative eigenvalues below ``-mu l`` (MCM's
+    circulant U_m for a kernel wide relative to its grid) gets a warning, since the value can then be
+    negative."""
     y = _check(op, y, mu)
+    lowest = getattr(op, "v", None)  # MCM keeps its eigenvalues; others are PSD by construction
+    if lowest is not None and float(np.min(lowest)) + mu * op.n <= 0:
+        import warnings
+
+        warnings.warn(f"c_ree: K~ + mu l I is not positive definite here (smallest eigenvalue of K~ "
+                      f"{float(np.min(lowest)):.3g} below -mu l = {-mu * op.n:.3g}), so the criterion is meaningless; for "
+                      "MCM use a kernel that decays within the grid (a larger gamma) or a larger mu",
+                      UserWarning, stacklevel=2)
     return float(mu * y @ op.solve(mu * op.n, y))
 
 
