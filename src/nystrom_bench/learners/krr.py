@@ -103,6 +103,8 @@ class KRR(RegressorMixin, BaseEstimator):
     dual_coef_ / coef_ : fitted coefficients.
     intercept_ : float or ndarray of shape (n_targets,)
         0 without ``fit_intercept``.
+
+    ``fit(X, y, sample_weight=None)`` accepts per-sample weights of the squared loss.
     fit_time_ : float
         Seconds spent in ``fit``.
 
@@ -159,10 +161,16 @@ class KRR(RegressorMixin, BaseEstimator):
 
     _choose_landmarks = _choose_landmarks
 
-    def fit(self, X, y):
-        """Fit on X of shape (n, d) and targets y of shape (n,) or (n, t)."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit on X of shape (n, d) and targets y of shape (n,) or (n, t).
+
+        ``sample_weight`` (n,): weighted squared loss ``sum_i s_i (f(x_i) - y_i)^2`` (scikit-learn's
+        ``KernelRidge`` convention for the exact fit).  Landmarks are chosen without the weights."""
+        from sklearn.utils.validation import _check_sample_weight
+
         self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True, multi_output=True, dtype=np.float64)
+        sw = None if sample_weight is None else _check_sample_weight(sample_weight, X, dtype=np.float64)
         t0 = time.perf_counter()
         kern = _estimator_kernel(self, X, "KRR", require_psd=True)
         self.kernel_ = kern
@@ -171,7 +179,12 @@ class KRR(RegressorMixin, BaseEstimator):
         Y = _as_columns(y)
         if self.approximation == "exact":
             op = approx.build("exact", X, kern)
-            if self.alpha == 0:
+            if sw is not None:  # (S K + alpha I)^-1 S = S^1/2 (S^1/2 K S^1/2 + alpha I)^-1 S^1/2
+                r = np.sqrt(sw)
+                A = r[:, None] * op.K * r[None, :]
+                A.flat[:: n + 1] += self.alpha
+                solve = lambda B: r[:, None] * _psd_solve(A, r[:, None] * B)  # noqa: E731
+            elif self.alpha == 0:
                 solve = lambda B: linalg.lstsq(op.K, B, check_finite=False)[0]  # noqa: E731
             else:
                 solve = lambda B: op.solve(self.alpha, B)  # noqa: E731
@@ -180,20 +193,37 @@ class KRR(RegressorMixin, BaseEstimator):
         else:
             # LLA and NCR only need C^T C, C^T y and W: stream them, never hold the n x c matrix C
             op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, y, kern), rank=self.rank,
-                              store_C=self.mode == "gsa")
+                              store_C=self.mode == "gsa" or sw is not None)
             self.landmarks_, self.component_indices_ = op.Z, op.landmark_indices
             self.rank_ = int(op.rank)
             if self.mode == "gsa":
                 if self.alpha <= 0:
                     raise ValueError("KRR(mode='gsa') needs alpha > 0: K~ is low-rank")
-                dual, b = self._bordered(lambda B: op.solve(self.alpha, B), Y)
+                if sw is None:
+                    solve = lambda B: op.solve(self.alpha, B)  # noqa: E731
+                else:  # Woodbury on W W^T + alpha I with W = S^1/2 V
+                    r = np.sqrt(sw)
+                    Wf = r[:, None] * op.factor()
+                    inner = Wf.T @ Wf
+                    inner.flat[:: inner.shape[0] + 1] += self.alpha
+
+                    def solve(B):
+                        Bw = r[:, None] * B
+                        return r[:, None] * (Bw - Wf @ _psd_solve(inner, Wf.T @ Bw)) / self.alpha
+                dual, b = self._bordered(solve, Y)
                 self.X_fit_ = X
             else:
-                CtC, CtY = op.moments(np.column_stack([Y, np.ones(n)]) if self.fit_intercept else Y)
-                if self.fit_intercept:  # centre the columns of C and the targets
-                    c_mean, y_mean = CtY[:, -1] / n, Y.mean(axis=0)
-                    CtC = CtC - n * np.outer(c_mean, c_mean)
-                    CtY = CtY[:, :-1] - n * np.outer(c_mean, y_mean)
+                if sw is None:
+                    CtC, CtY = op.moments(np.column_stack([Y, np.ones(n)]) if self.fit_intercept else Y)
+                    total, y_mean = float(n), Y.mean(axis=0)
+                else:  # weighted moments from the stored C
+                    Cw = sw[:, None] * op.C
+                    CtC, CtY = op.C.T @ Cw, Cw.T @ (np.column_stack([Y, np.ones(n)]) if self.fit_intercept else Y)
+                    total, y_mean = float(sw.sum()), sw @ Y / max(float(sw.sum()), np.finfo(np.float64).tiny)
+                if self.fit_intercept:  # centre the columns of C and the targets (weighted means)
+                    c_mean = CtY[:, -1] / total
+                    CtC = CtC - total * np.outer(c_mean, c_mean)
+                    CtY = CtY[:, :-1] - total * np.outer(c_mean, y_mean)
                 if self.mode == "lla":  # (V^T V + alpha I) w = V^T y with V = C T
                     A = op.T.T @ CtC @ op.T
                     A.flat[:: A.shape[0] + 1] += self.alpha
@@ -324,12 +354,12 @@ class KRRClassifier(ClassifierMixin, BaseEstimator):
         self.rank = rank
         self.random_state = random_state
 
-    def fit(self, X, y):
-        """Fit on X of shape (n, d) and class labels y of shape (n,)."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit on X of shape (n, d) and class labels y of shape (n,) (``sample_weight`` as in :class:`KRR`)."""
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         T, self.classes_ = ovr_targets(y)
-        self.regressor_ = KRR(**self.get_params()).fit(X, T)
+        self.regressor_ = KRR(**self.get_params()).fit(X, T, sample_weight=sample_weight)
         return self
 
     def decision_function(self, X):
