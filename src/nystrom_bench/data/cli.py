@@ -33,7 +33,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         if args.cmd == "list":
-            print(f"{'name':<20}{'task':<12}{'n':>8}{'d':>8}  {'source':<28}{'offline':<9}note")
+            rows = []
             for name in available():
                 e = info(name)
                 kind = e["source"].split(":")[0]
@@ -41,7 +41,13 @@ def main(argv=None):
                 note = e.get("unavailable") or (f"offline mirror: {e['offline']}" if e.get("offline") else "") \
                     or e.get("mirror_of", "")
                 src = e["source"] if kind != "url" else f"url ({e['format']})"
-                print(f"{name:<20}{e['task']:<12}{e['shape'][0]:>8}{e['shape'][1]:>8}  {src:<28}{offline:<9}{note}")
+                rows.append((name, e["task"], str(e["shape"][0]), str(e["shape"][1]), src, offline, note))
+            head = ("name", "task", "n", "d", "source", "offline", "note")
+            widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head) - 1)]
+            right = {2, 3}  # numbers right-aligned; every column at least two spaces from the next
+            for r in [head, *rows]:
+                cells = [r[i].rjust(w) if i in right else r[i].ljust(w) for i, w in enumerate(widths)]
+                print("  ".join(cells) + "  " + r[-1])
         elif args.cmd == "info":
             print(yaml.safe_dump(info(args.name), sort_keys=False).rstrip())
         else:
