@@ -150,3 +150,16 @@ def test_integer_sample_weights_equal_repeated_rows(approximation, mode, fit_int
     np.testing.assert_allclose(a.predict(Xt), b.predict(Xt), atol=1e-7)
     np.testing.assert_allclose(KRR(**kw).fit(X, y, sample_weight=np.ones(40)).predict(Xt), KRR(**kw).fit(X, y).predict(Xt),
                                atol=1e-8)
+
+
+def _every_third_row(X, kernel, c, rng):
+    return np.arange(0, 3 * c, 3)
+
+
+def test_a_function_sampler_works_in_parallel_grid_search():
+    """A registered name lives in one process; a function travels to the workers."""
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = _data(90)
+    gs = GridSearchCV(KRR(sampler=_every_third_row, n_landmarks=10), {"alpha": [0.01, 0.1]}, cv=2, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(gs.best_estimator_.component_indices_, np.arange(0, 30, 3))

@@ -83,7 +83,7 @@ _KERNEL_CONSTRAINTS = {
 _LANDMARK_CONSTRAINTS = {
     "approximation": [StrOptions({"exact", "nystrom"})],
     "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left")],
-    "sampler": [str],
+    "sampler": [str, callable],
     "landmarks": ["array-like", None],
     "rank": [Interval(numbers.Integral, 1, None, closed="left"), None],
     "random_state": ["random_state", np.random.Generator],

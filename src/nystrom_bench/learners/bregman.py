@@ -147,7 +147,7 @@ class LogDetKernelLearning(TransformerMixin, BaseEstimator):
         **_KERNEL_CONSTRAINTS,
         "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"),
                         Interval(numbers.Real, 0, 1, closed="right")],
-        "sampler": [str],
+        "sampler": [str, callable],
         "landmarks": ["array-like", None],
         "slack": [Interval(numbers.Real, 0, np.inf, closed="right")],
         "quantiles": [tuple, list],

@@ -173,7 +173,7 @@ class _Problem:
 #: parameter constraints of both versions
 _SHARED_CONSTRAINTS = {
     "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), Interval(numbers.Real, 0, 1, closed="right")],
-    "sampler": [str],
+    "sampler": [str, callable],
     "landmarks": ["array-like", None],
     "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "lambda_grid": ["array-like"],
