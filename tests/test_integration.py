@@ -145,12 +145,12 @@ def test_krr_errors_explicit_features_and_the_shared_dual(rng):
     X, _, idx, P_Z = _explicit_features_case(rng)
     y = np.column_stack([X @ rng.normal(size=X.shape[1]), np.sin(X[:, 0])])
     alpha = 0.5
-    exact = KRR(kernel="linear", alpha=alpha, approximation="exact").fit(X, y)
-    gsa = KRR(kernel="linear", alpha=alpha, landmarks=idx, mode="gsa").fit(X, y)
+    exact = KRR(fit_intercept=False, kernel="linear", alpha=alpha, approximation="exact").fit(X, y)
+    gsa = KRR(fit_intercept=False, kernel="linear", alpha=alpha, landmarks=idx, mode="gsa").fit(X, y)
     w_star, w_gsa = X.T @ exact.dual_coef_, X.T @ gsa.dual_coef_
     assert approximation_error(exact, gsa, relative=False) == pytest.approx(np.linalg.norm(w_star - w_gsa))
     for mode in ("lla", "ncr"):
-        model = KRR(kernel="linear", alpha=alpha, landmarks=idx, mode=mode).fit(X, y)
+        model = KRR(fit_intercept=False, kernel="linear", alpha=alpha, landmarks=idx, mode=mode).fit(X, y)
         want = np.linalg.norm(w_star - P_Z @ w_gsa)
         assert approximation_error(exact, model, relative=False) == pytest.approx(want, rel=1e-8)
         assert approximation_error(exact, model) == pytest.approx(want / np.linalg.norm(w_star), rel=1e-8)
@@ -160,11 +160,11 @@ def test_krr_errors_explicit_features_and_the_shared_dual(rng):
 def test_krr_ncr_error_equals_lla_error(data, sampler):
     X, y, _ = data
     t = (y == "a").astype(float)
-    exact = KRR(gamma=GAMMA, alpha=0.1, approximation="exact").fit(X, t)
-    errs = [approximation_error(exact, KRR(gamma=GAMMA, alpha=0.1, n_landmarks=20, sampler=sampler, mode=m,
+    exact = KRR(fit_intercept=False, gamma=GAMMA, alpha=0.1, approximation="exact").fit(X, t)
+    errs = [approximation_error(exact, KRR(fit_intercept=False, gamma=GAMMA, alpha=0.1, n_landmarks=20, sampler=sampler, mode=m,
                                            random_state=0).fit(X, t)) for m in ("lla", "ncr")]
     assert errs[0] == pytest.approx(errs[1], rel=1e-6)
-    full = KRR(gamma=GAMMA, alpha=0.1, landmarks=np.arange(len(X)), mode="lla").fit(X, t)
+    full = KRR(fit_intercept=False, gamma=GAMMA, alpha=0.1, landmarks=np.arange(len(X)), mode="lla").fit(X, t)
     assert approximation_error(exact, full) < 1e-6
 
 
@@ -203,11 +203,11 @@ def test_approximation_error_rejects_mismatched_models(data):
     with pytest.raises(TypeError, match="no kernel expansion"):
         approximation_error(exact, object())
     t = (y == "a").astype(float)
-    kr = KRR(gamma=GAMMA, approximation="exact").fit(X, t)
+    kr = KRR(fit_intercept=False, gamma=GAMMA, approximation="exact").fit(X, t)
     with pytest.raises(ValueError, match="fitted with mode='gsa', not 'lla'"):
-        approximation_error(kr, KRR(gamma=GAMMA, n_landmarks=10, mode="gsa").fit(X, t), mode="lla")
+        approximation_error(kr, KRR(fit_intercept=False, gamma=GAMMA, n_landmarks=10, mode="gsa").fit(X, t), mode="lla")
     with pytest.raises(ValueError, match="scale= applies to NuSVM"):
-        approximation_error(kr, KRR(gamma=GAMMA, n_landmarks=10).fit(X, t), scale="nu")
+        approximation_error(kr, KRR(fit_intercept=False, gamma=GAMMA, n_landmarks=10).fit(X, t), scale="nu")
 
 
 def test_max_feasible_nu_is_the_tightest_pair_bound():
@@ -236,4 +236,4 @@ def test_batched_errors_equal_the_single_ones(data, binary, sampler):
         assert value == pytest.approx(approximation_error(exact, model, mode=mode, scale=scale), rel=1e-7)
     with pytest.raises(ValueError, match="for NuSVM models"):
         t = (y == "a").astype(float)
-        approximation_errors(KRR(gamma=GAMMA, approximation="exact").fit(X, t), KRR(gamma=GAMMA).fit(X, t))
+        approximation_errors(KRR(fit_intercept=False, gamma=GAMMA, approximation="exact").fit(X, t), KRR(fit_intercept=False, gamma=GAMMA).fit(X, t))

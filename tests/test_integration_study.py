@@ -73,7 +73,7 @@ def test_tuning_picks_the_best_validation_score_of_the_grid(dataset):
 
     def model(s, h):
         return (NuSVM(gamma=s * base, nu=h, approximation="exact") if classify
-                else KRR(gamma=s * base, alpha=h, approximation="exact"))
+                else KRR(fit_intercept=False, gamma=s * base, alpha=h, approximation="exact"))
 
     grid = PARAMS["nus"] if classify else PARAMS["alphas"]
     scores = {(s, h): model(s, h).fit(sp.X_train[fit], y[fit]).score(sp.X_train[val], y[val])
@@ -110,10 +110,10 @@ def test_regression_rows_gsa_lla_ncr_and_ncr_equals_lla():
     sp = data.load("diabetes", seed=0)
     mean, sd = sp.y_train.mean(), sp.y_train.std()
     p = by["exact"]["params"]
-    ex = KRR(gamma=p["gamma"], alpha=p["alpha"], approximation="exact").fit(sp.X_train, (sp.y_train - mean) / sd)
+    ex = KRR(fit_intercept=False, gamma=p["gamma"], alpha=p["alpha"], approximation="exact").fit(sp.X_train, (sp.y_train - mean) / sd)
     want = np.mean((ex.predict(sp.X_test) - (sp.y_test - mean) / sd) ** 2)
     assert by["exact"]["metrics"]["test_mse"] == pytest.approx(want)
-    lla = KRR(gamma=p["gamma"], alpha=p["alpha"], n_landmarks=31, mode="lla",
+    lla = KRR(fit_intercept=False, gamma=p["gamma"], alpha=p["alpha"], n_landmarks=31, mode="lla",
               random_state=seeding.rng(0, "integration", "diabetes")).fit(sp.X_train, (sp.y_train - mean) / sd)
     assert integration.approximation_error(ex, lla) == pytest.approx(by["lla"]["metrics"]["rel_error"], rel=1e-9)
 

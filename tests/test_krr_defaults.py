@@ -9,15 +9,15 @@ from nystrom_bench.learners import KRR
 
 
 def test_the_default_krr_is_close_to_exact_on_friedman1():
-    sp = data.load("friedman1", seed=0)
+    """The issue's case: friedman1 as generated (features in [0, 1]), every parameter at its default."""
+    sp = data.load("friedman1", seed=0, scaling="none")
     mse = {}
-    kw = {"gamma": 0.05, "fit_intercept": True}
-    for name, model in {"default": KRR(random_state=0, **kw), "exact": KRR(approximation="exact", **kw),
-                        "gsa": KRR(mode="gsa", random_state=0, **kw)}.items():
+    for name, model in {"default": KRR(random_state=0), "exact": KRR(approximation="exact"),
+                        "gsa": KRR(mode="gsa", random_state=0)}.items():
         model.fit(sp.X_train, sp.y_train)
         mse[name] = float(np.mean((model.predict(sp.X_test) - sp.y_test) ** 2))
-    assert KRR().mode == "lla"
-    assert mse["default"] <= 1.05 * mse["exact"]  # measured: 2.373 vs 2.358 (R^2 0.904 both)
+    assert KRR().mode == "lla" and KRR().fit_intercept
+    assert mse["default"] <= 1.05 * mse["exact"]  # measured: 2.775 vs 2.713 (R^2 0.887 vs 0.890)
     assert mse["gsa"] > 100 * mse["exact"]  # why GSA is not the default: it predicts with K on K~'s coefficients
 
 

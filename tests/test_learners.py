@@ -18,10 +18,10 @@ def data(rng):
 
 
 @parametrize_with_checks([
-    KRR(approximation="exact", alpha=1e-2),
-    KRR(approximation="nystrom", n_landmarks=30, mode="gsa", random_state=0),
-    KRR(approximation="nystrom", n_landmarks=30, mode="lla", random_state=0),
-    KRR(approximation="nystrom", n_landmarks=30, mode="ncr", random_state=0),
+    KRR(fit_intercept=False, approximation="exact", alpha=1e-2),
+    KRR(fit_intercept=False, approximation="nystrom", n_landmarks=30, mode="gsa", random_state=0),
+    KRR(fit_intercept=False, approximation="nystrom", n_landmarks=30, mode="lla", random_state=0),
+    KRR(fit_intercept=False, approximation="nystrom", n_landmarks=30, mode="ncr", random_state=0),
 ])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
@@ -29,7 +29,7 @@ def test_sklearn_compatible(estimator, check):
 
 def test_exact_equals_sklearn_kernel_ridge(data):
     X, y, Xt = data
-    ours = KRR(approximation="exact", gamma=0.4, alpha=0.05).fit(X, y).predict(Xt)
+    ours = KRR(fit_intercept=False, approximation="exact", gamma=0.4, alpha=0.05).fit(X, y).predict(Xt)
     ref = KernelRidge(kernel="rbf", gamma=0.4, alpha=0.05).fit(X, y).predict(Xt)
     np.testing.assert_allclose(ours, ref, rtol=1e-8)
 
@@ -38,7 +38,7 @@ def test_lla_equals_sklearn_nystroem_ridge_with_same_landmarks(data):
     X, y, Xt = data
     ny = Nystroem(kernel="rbf", gamma=0.4, n_components=30, random_state=1).fit(X)
     ref = Ridge(alpha=0.05, fit_intercept=False).fit(ny.transform(X), y).predict(ny.transform(Xt))
-    ours = KRR(gamma=0.4, alpha=0.05, mode="lla", landmarks=ny.component_indices_).fit(X, y).predict(Xt)
+    ours = KRR(fit_intercept=False, gamma=0.4, alpha=0.05, mode="lla", landmarks=ny.component_indices_).fit(X, y).predict(Xt)
     np.testing.assert_allclose(ours, ref, rtol=1e-6)
 
 
@@ -46,15 +46,15 @@ def test_ncr_equals_lla(data):
     """NCR = LLA for KRR when K_mm has full rank (substitute F = K_nm U L^-1/2)."""
     X, y, Xt = data
     idx = np.arange(0, 120, 6)
-    lla = KRR(gamma=0.4, alpha=0.05, mode="lla", landmarks=idx).fit(X, y).predict(Xt)
-    ncr = KRR(gamma=0.4, alpha=0.05, mode="ncr", landmarks=idx).fit(X, y).predict(Xt)
+    lla = KRR(fit_intercept=False, gamma=0.4, alpha=0.05, mode="lla", landmarks=idx).fit(X, y).predict(Xt)
+    ncr = KRR(fit_intercept=False, gamma=0.4, alpha=0.05, mode="ncr", landmarks=idx).fit(X, y).predict(Xt)
     np.testing.assert_allclose(ncr, lla, rtol=1e-7, atol=1e-9)
 
 
 def test_gsa_is_dense_solve_with_approximate_matrix(data):
     X, y, Xt = data
     idx = np.arange(0, 120, 5)
-    model = KRR(gamma=0.4, alpha=0.05, mode="gsa", landmarks=idx).fit(X, y)
+    model = KRR(fit_intercept=False, gamma=0.4, alpha=0.05, mode="gsa", landmarks=idx).fit(X, y)
     kern = kernels.make("gaussian", gamma=0.4)
     Kt = approx.build("nystrom", X, kern, landmarks=idx).dense()
     a = np.linalg.solve(Kt + 0.05 * np.eye(120), y)
@@ -64,25 +64,25 @@ def test_gsa_is_dense_solve_with_approximate_matrix(data):
 @pytest.mark.parametrize("mode", ["gsa", "lla", "ncr"])
 def test_all_landmarks_equals_exact(data, mode):
     X, y, Xt = data
-    exact = KRR(approximation="exact", gamma=0.4, alpha=0.1).fit(X, y).predict(Xt)
-    full = KRR(gamma=0.4, alpha=0.1, mode=mode, n_landmarks=120, random_state=0).fit(X, y).predict(Xt)
+    exact = KRR(fit_intercept=False, approximation="exact", gamma=0.4, alpha=0.1).fit(X, y).predict(Xt)
+    full = KRR(fit_intercept=False, gamma=0.4, alpha=0.1, mode=mode, n_landmarks=120, random_state=0).fit(X, y).predict(Xt)
     np.testing.assert_allclose(full, exact, rtol=1e-5, atol=1e-6)
 
 
 def test_sampler_by_name_and_reproducible(data):
     X, y, Xt = data
-    a = KRR(sampler="column_norm", n_landmarks=20, random_state=3).fit(X, y)
-    b = KRR(sampler="column_norm", n_landmarks=20, random_state=3).fit(X, y)
+    a = KRR(fit_intercept=False, sampler="column_norm", n_landmarks=20, random_state=3).fit(X, y)
+    b = KRR(fit_intercept=False, sampler="column_norm", n_landmarks=20, random_state=3).fit(X, y)
     np.testing.assert_array_equal(a.component_indices_, b.component_indices_)
-    km = KRR(sampler="kmeans", n_landmarks=10, random_state=0).fit(X, y)
+    km = KRR(fit_intercept=False, sampler="kmeans", n_landmarks=10, random_state=0).fit(X, y)
     assert km.landmarks_.shape == (10, 3) and km.component_indices_ is None
 
 
 def test_landmark_points(data):
     X, y, Xt = data
     idx = np.arange(10)
-    a = KRR(landmarks=idx, mode="lla").fit(X, y).predict(Xt)
-    b = KRR(landmarks=X[idx], mode="lla").fit(X, y).predict(Xt)
+    a = KRR(fit_intercept=False, landmarks=idx, mode="lla").fit(X, y).predict(Xt)
+    b = KRR(fit_intercept=False, landmarks=X[idx], mode="lla").fit(X, y).predict(Xt)
     np.testing.assert_allclose(a, b)
 
 
@@ -96,7 +96,7 @@ def test_landmark_points(data):
 def test_invalid_parameters(data, params, match):
     X, y, _ = data
     with pytest.raises(ValueError, match=match):
-        KRR(**params).fit(X, y)
+        KRR(fit_intercept=False, **params).fit(X, y)
 
 
 @pytest.mark.parametrize("params,match", [
@@ -111,7 +111,7 @@ def test_invalid_parameters(data, params, match):
 def test_kernel_parameters_the_kernel_does_not_take_are_errors(data, params, match):
     X, y, _ = data
     with pytest.raises(ValueError, match=match):
-        KRR(approximation="exact", **params).fit(X, y)
+        KRR(fit_intercept=False, approximation="exact", **params).fit(X, y)
 
 
 @pytest.mark.parametrize("kernel,defaults", [
@@ -122,9 +122,9 @@ def test_kernel_defaults_are_unchanged(data, kernel, defaults):
     """None means the kernel's default: the same numbers as the explicit defaults of before."""
     X, y, Xt = data
     fixed = {"mode": "ncr", "n_landmarks": 30, "alpha": 0.1, "random_state": 0}  # ncr: epanechnikov is indefinite
-    model = KRR(kernel=kernel, **fixed).fit(X, y)
+    model = KRR(fit_intercept=False, kernel=kernel, **fixed).fit(X, y)
     assert model.kernel_.params() == defaults
-    ref = KRR(kernel=kernel, **fixed, **defaults).fit(X, y)
+    ref = KRR(fit_intercept=False, kernel=kernel, **fixed, **defaults).fit(X, y)
     np.testing.assert_array_equal(model.predict(Xt), ref.predict(Xt))
     np.testing.assert_array_equal(model.kernel_(X, Xt), kernels.make(kernel, **defaults)(X, Xt))
 
@@ -132,21 +132,21 @@ def test_kernel_defaults_are_unchanged(data, kernel, defaults):
 @pytest.mark.parametrize("sigma", [0.1, 10.0])
 def test_gaussian_sigma_is_used(data, sigma):
     X, y, Xt = data
-    model = KRR(kernel="gaussian", sigma=sigma, approximation="exact", alpha=0.05).fit(X, y)
+    model = KRR(fit_intercept=False, kernel="gaussian", sigma=sigma, approximation="exact", alpha=0.05).fit(X, y)
     assert model.kernel_.gamma == 1 / (2 * sigma**2)
-    ref = KRR(gamma=1 / (2 * sigma**2), approximation="exact", alpha=0.05).fit(X, y)
+    ref = KRR(fit_intercept=False, gamma=1 / (2 * sigma**2), approximation="exact", alpha=0.05).fit(X, y)
     np.testing.assert_array_equal(model.predict(Xt), ref.predict(Xt))
-    other = KRR(kernel="gaussian", sigma=0.1 if sigma == 10.0 else 10.0, approximation="exact", alpha=0.05)
+    other = KRR(fit_intercept=False, kernel="gaussian", sigma=0.1 if sigma == 10.0 else 10.0, approximation="exact", alpha=0.05)
     assert not np.allclose(other.fit(X, y).predict(Xt), model.predict(Xt))
 
 
 @pytest.mark.parametrize("key,heuristic", [("gamma", "median"), ("gamma", "mean"), ("sigma", "median")])
 def test_heuristic_widths_resolved_on_the_training_data(data, key, heuristic):
     X, y, Xt = data
-    model = KRR(**{key: heuristic}, n_landmarks=30, random_state=0).fit(X, y)
+    model = KRR(fit_intercept=False, **{key: heuristic}, n_landmarks=30, random_state=0).fit(X, y)
     kern = kernels.from_spec({"kernel": "gaussian", key: heuristic}, X)
     assert model.kernel_.params() == kern.params()
-    ref = KRR(gamma=kern.gamma, n_landmarks=30, random_state=0).fit(X, y)
+    ref = KRR(fit_intercept=False, gamma=kern.gamma, n_landmarks=30, random_state=0).fit(X, y)
     np.testing.assert_array_equal(model.predict(Xt), ref.predict(Xt))
     assert model.get_params()[key] == heuristic  # the parameter itself stays as given
 
@@ -155,19 +155,19 @@ def test_heuristic_widths_resolved_on_the_training_data(data, key, heuristic):
 @pytest.mark.parametrize("mode", ["gsa", "lla", "ncr"])
 def test_every_sampler_in_every_mode(data, sampler, mode):
     X, y, Xt = data
-    model = KRR(gamma=0.4, alpha=0.05, sampler=sampler, n_landmarks=30, mode=mode, random_state=0).fit(X, y)
+    model = KRR(fit_intercept=False, gamma=0.4, alpha=0.05, sampler=sampler, n_landmarks=30, mode=mode, random_state=0).fit(X, y)
     pred = model.predict(Xt)
     assert pred.shape == (40,) and np.isfinite(pred).all()
     if mode != "gsa":  # GSA with small alpha is genuinely unstable (K~ in training, K at prediction)
-        exact = KRR(approximation="exact", gamma=0.4, alpha=0.05).fit(X, y).predict(Xt)
+        exact = KRR(fit_intercept=False, approximation="exact", gamma=0.4, alpha=0.05).fit(X, y).predict(Xt)
         assert np.mean((pred - exact) ** 2) < np.var(exact)
 
 
 def test_ncr_equals_lla_with_a_sketch(data, rng):
     X, y, Xt = data
     S = approx.Sketch(rng.normal(size=(120, 15)))
-    lla = KRR(gamma=0.4, alpha=0.05, mode="lla", landmarks=S).fit(X, y).predict(Xt)
-    ncr = KRR(gamma=0.4, alpha=0.05, mode="ncr", landmarks=S).fit(X, y).predict(Xt)
+    lla = KRR(fit_intercept=False, gamma=0.4, alpha=0.05, mode="lla", landmarks=S).fit(X, y).predict(Xt)
+    ncr = KRR(fit_intercept=False, gamma=0.4, alpha=0.05, mode="ncr", landmarks=S).fit(X, y).predict(Xt)
     np.testing.assert_allclose(ncr, lla, rtol=1e-6, atol=1e-8)
 
 

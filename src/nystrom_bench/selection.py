@@ -257,7 +257,7 @@ def cv_path(X, y, gammas, task="regression", *, mu=0.005, cv=5, seed=0, estimato
             estimator = LSSVM(kernel="gaussian", mu=mu, approximation="exact")
         else:
             l_fold = len(X) - int(np.ceil(len(X) / cv))
-            estimator = KRR(kernel="gaussian", alpha=mu * l_fold, approximation="exact")
+            estimator = KRR(kernel="gaussian", alpha=mu * l_fold, approximation="exact", fit_intercept=False)
     values, seconds = [], []
     for g in gammas:
         t0 = time.perf_counter()

@@ -64,9 +64,11 @@ class KRR(RegressorMixin, BaseEstimator):
     alpha : float, default=1e-3
         Ridge parameter, as scikit-learn's ``KernelRidge``: the exact fit solves
         ``(K + alpha I) a = y`` (without intercept).
-    fit_intercept : bool, default=False
-        Fit an unpenalised intercept ``intercept_`` (False, as scikit-learn's ``KernelRidge``: then
-        centre y yourself, or a Gaussian model shrinks towards 0 away from the data).  Exact and GSA
+    fit_intercept : bool, default=True
+        Fit an unpenalised intercept ``intercept_``.  False is scikit-learn's ``KernelRidge`` (and the
+        papers' KRR, which the studies run): then centre y yourself, or a Gaussian model shrinks towards
+        0 away from the data (friedman1, unscaled, 200 uniform landmarks: test MSE 8.7% above exact KRR
+        without intercept, 2.3% with).  Exact and GSA
         solve the bordered system ``[[K + alpha I, 1], [1^T, 0]] [a; b] = [y; 0]``; LLA and NCR are
         ridge regressions on centred features (the Nystrom features, ``k(x, Z)``).
     approximation : {"exact", "nystrom"}
@@ -135,7 +137,7 @@ class KRR(RegressorMixin, BaseEstimator):
         coef0=None,
         sigma=None,
         alpha=1e-3,
-        fit_intercept=False,
+        fit_intercept=True,
         approximation="nystrom",
         n_landmarks=200,
         sampler="uniform",
@@ -337,7 +339,7 @@ class KRRClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints = dict(KRR._parameter_constraints)
 
     def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, alpha=1e-3,
-                 fit_intercept=False, approximation="nystrom", n_landmarks=200, sampler="uniform", mode="lla",
+                 fit_intercept=True, approximation="nystrom", n_landmarks=200, sampler="uniform", mode="lla",
                  landmarks=None, rank=None, random_state=None):
         self.kernel = kernel
         self.gamma = gamma

@@ -165,7 +165,7 @@ class IntegrationStudy(Study):
         p = trial.params
         if self._classify(trial):
             return NuSVM(gamma=gamma, nu=hyper, tol=p["tol"], max_iter=p["max_iter"], **kw)
-        return KRR(gamma=gamma, alpha=hyper, **kw)
+        return KRR(gamma=gamma, alpha=hyper, fit_intercept=False, **kw)
 
     def _score(self, trial, model, X, y, mode=None):
         t0 = time.perf_counter()

@@ -48,7 +48,7 @@ class KRRStudy(Study):
         return [int(method_cfg.get("n_landmarks", KRR().n_landmarks))]
 
     def make_estimator(self, kernel, method_cfg, coords, params, rng):
-        return KRR(kernel=kernel.name, **kernel.params(), **{"alpha": params["alpha"], **method_cfg},
+        return KRR(kernel=kernel.name, **kernel.params(), **{"alpha": params["alpha"], "fit_intercept": False, **method_cfg},
                    random_state=rng)
 
     # hooks a subclass changes to learn another target (see KRCStudy)

@@ -187,7 +187,8 @@ class SelectionStudy(ConsistencyStudy):
         if key not in trial.cache:
             t0 = time.perf_counter()
             if sp.info["task"] == "regression":
-                model = KRR(kernel="gaussian", gamma=gamma, alpha=p["mu"] * len(sp.y_train), approximation="exact")
+                model = KRR(kernel="gaussian", gamma=gamma, alpha=p["mu"] * len(sp.y_train), approximation="exact",
+                            fit_intercept=False)
                 pred = model.fit(sp.X_train, trial.y_fit).predict(sp.X_test)
                 st = trial.state
                 metrics = {"test_mse": float(np.mean((pred * st["y_sd"] + st["y_mean"] - sp.y_test) ** 2))}
