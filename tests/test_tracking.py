@@ -239,8 +239,6 @@ def test_experiments_open_as_model_training_with_description_and_dataset_inputs(
     exp = client.get_experiment_by_name("s")
     assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
     assert exp.tags["mlflow.note.content"] == "A study.\n\nWhat it does."
-    runs = client.search_runs([exp.experiment_id], "tags.`nystrom_bench.level` = 'result'")
-    assert runs and all(r.inputs.dataset_inputs[0].dataset.name == "d" for r in runs)
-    assert runs[0].inputs.dataset_inputs[0].dataset.digest == "abc123"
     jobs = client.search_runs([exp.experiment_id], "tags.`nystrom_bench.level` = 'job'")
     assert [i.dataset.name for i in jobs[0].inputs.dataset_inputs] == ["d"]
+    assert jobs[0].inputs.dataset_inputs[0].dataset.digest == "abc123"

@@ -39,6 +39,10 @@ from ._base import (
 )
 
 
+#: ``solver="auto"`` picks conjugate gradient above this ``n c^2`` (the direct solve's flops)
+AUTO_CG_WORK = 1e11
+
+
 class KRR(RegressorMixin, BaseEstimator):
     """Kernel ridge regression, exact or with a Nystrom approximation.
 
@@ -81,6 +85,14 @@ class KRR(RegressorMixin, BaseEstimator):
         How the approximation enters (see the module docstring).  LLA is the default: GSA predicts with
         the exact kernel on coefficients fitted to K~, whose norm explodes for small alpha (measured on
         friedman1: test R^2 -31,100 with GSA, 0.904 with LLA, 0.905 exact).
+    solver : {"auto", "direct", "cg"}, default="auto"
+        How LLA and NCR (one predictor) are solved: ``"direct"`` forms ``C^T C`` (O(n c^2));
+        ``"cg"`` runs FALKON's preconditioned conjugate gradient (:func:`nystrom_bench.solvers.nystrom_cg`,
+        O(n c) per iteration, C streamed in blocks); ``"auto"`` picks cg when ``n c^2`` exceeds
+        ``AUTO_CG_WORK`` (1e11).  Weighted fits and sketches are solved directly.
+    cg_tol : float, default=1e-8
+        Relative residual at which CG stops.
+    cg_max_iter : int, default=100
     landmarks : array-like, default=None
         Explicit landmark indices into X, ``(c, d)`` points, or an ``(n, c)``
         :class:`~nystrom_bench.approx.Sketch`; overrides ``sampler``.
@@ -96,6 +108,9 @@ class KRR(RegressorMixin, BaseEstimator):
         ``dual_coef_`` instead (GSA predicts with the exact kernel on every training point).
     rank_ : int
         Rank of the Nystrom approximation (Nystrom only).
+    solver_ : str
+        "direct" or "cg": what the fit ran.  With cg, ``n_iter_`` and ``cg_residuals_`` too, and
+        ``coef_`` holds beta (the landmark coefficients) for LLA as for NCR.
     landmarks_ : ndarray of shape (c, d) or None
         The landmark points (Nystrom from landmarks; None for a sketch).
     component_indices_ : ndarray of shape (c,) or None
@@ -127,6 +142,9 @@ class KRR(RegressorMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
         **_LANDMARK_CONSTRAINTS,
         "mode": [StrOptions({"gsa", "lla", "ncr"})],
+        "solver": [StrOptions({"auto", "direct", "cg"})],
+        "cg_tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "cg_max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -142,6 +160,9 @@ class KRR(RegressorMixin, BaseEstimator):
         n_landmarks=200,
         sampler="uniform",
         mode="lla",
+        solver="auto",
+        cg_tol=1e-8,
+        cg_max_iter=100,
         landmarks=None,
         rank=None,
         random_state=None,
@@ -157,6 +178,9 @@ class KRR(RegressorMixin, BaseEstimator):
         self.n_landmarks = n_landmarks
         self.sampler = sampler
         self.mode = mode
+        self.solver = solver
+        self.cg_tol = cg_tol
+        self.cg_max_iter = cg_max_iter
         self.landmarks = landmarks
         self.rank = rank
         self.random_state = random_state
@@ -179,6 +203,7 @@ class KRR(RegressorMixin, BaseEstimator):
         self.component_indices_ = None
         n = len(X)
         Y = _as_columns(y)
+        self.solver_ = "direct"
         if self.approximation == "exact":
             op = approx.build("exact", X, kern)
             if sw is not None:  # (S K + alpha I)^-1 S = S^1/2 (S^1/2 K S^1/2 + alpha I)^-1 S^1/2
@@ -192,6 +217,24 @@ class KRR(RegressorMixin, BaseEstimator):
                 solve = lambda B: op.solve(self.alpha, B)  # noqa: E731
             dual, b = self._bordered(solve, Y)
             self.X_fit_ = X
+        elif self._use_cg(n, sw):
+            landmarks = self._choose_landmarks(X, y, kern)
+            if isinstance(landmarks, approx.Sketch):
+                raise ValueError("KRR(solver='cg') needs landmark points, not a sketch; use solver='direct'")
+            L = np.asarray(landmarks)
+            idx = L.astype(np.intp) if L.ndim == 1 else None
+            Z = X[idx] if idx is not None else L.astype(np.float64)
+            if self.alpha <= 0:
+                raise ValueError("KRR(solver='cg') needs alpha > 0")
+            from ..solvers import nystrom_cg
+
+            res = nystrom_cg(X, kern, Z, Y, self.alpha, center=self.fit_intercept, tol=self.cg_tol,
+                             max_iter=self.cg_max_iter)
+            beta, b = res["beta"], res["intercept"]
+            self.landmarks_, self.component_indices_, self.rank_ = Z, idx, len(Z)
+            self.n_iter_, self.cg_residuals_ = res["n_iter"], res["residuals"]
+            self.coef_ = beta[:, 0] if y.ndim == 1 else beta
+            self.expansion_ = (Z, beta, idx)
         else:
             # LLA and NCR only need C^T C, C^T y and W: stream them, never hold the n x c matrix C
             op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, y, kern), rank=self.rank,
@@ -245,6 +288,14 @@ class KRR(RegressorMixin, BaseEstimator):
         self.intercept_ = float(b[0]) if y.ndim == 1 else b
         self.fit_time_ = time.perf_counter() - t0
         return self
+
+    def _use_cg(self, n, sw):
+        """Whether this LLA/NCR fit runs the iterative solver (sets ``solver_``)."""
+        c = self.n_landmarks if self.landmarks is None else len(np.asarray(self.landmarks))
+        cg = (self.approximation == "nystrom" and self.mode in ("lla", "ncr") and sw is None
+              and (self.solver == "cg" or (self.solver == "auto" and n * float(min(c, n)) ** 2 > AUTO_CG_WORK)))
+        self.solver_ = "cg" if cg else "direct"
+        return cg
 
     def _bordered(self, solve, Y):
         """``(a, b)`` of ``(K + alpha I) a + b 1 = Y``, ``1^T a = 0`` (b = 0 without intercept), from
@@ -340,7 +391,7 @@ class KRRClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, alpha=1e-3,
                  fit_intercept=True, approximation="nystrom", n_landmarks=200, sampler="uniform", mode="lla",
-                 landmarks=None, rank=None, random_state=None):
+                 solver="auto", cg_tol=1e-8, cg_max_iter=100, landmarks=None, rank=None, random_state=None):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -352,6 +403,9 @@ class KRRClassifier(ClassifierMixin, BaseEstimator):
         self.n_landmarks = n_landmarks
         self.sampler = sampler
         self.mode = mode
+        self.solver = solver
+        self.cg_tol = cg_tol
+        self.cg_max_iter = cg_max_iter
         self.landmarks = landmarks
         self.rank = rank
         self.random_state = random_state
