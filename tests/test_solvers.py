@@ -76,3 +76,13 @@ def test_krr_solver_cg_equals_direct(mode, fit_intercept):
     cg = KRR(solver="cg", cg_tol=1e-12, **kw).fit(X, y)
     np.testing.assert_allclose(cg.predict(X[:20]), direct.predict(X[:20]), atol=1e-6)
     assert cg.n_iter_ >= 1 and cg.solver_ == "cg" and direct.solver_ == "direct"
+
+
+def test_auto_solver_rule(monkeypatch):
+    from nystrom_bench.learners import krr
+
+    X, y, _ = _problem()
+    assert KRR(gamma=0.5, n_landmarks=40, random_state=0).fit(X, y).solver_ == "direct"
+    monkeypatch.setattr(krr, "AUTO_CG_WORK", 1.0)
+    assert KRR(gamma=0.5, n_landmarks=40, random_state=0).fit(X, y).solver_ == "direct"  # 40 < 40 * 3 features
+    assert KRR(gamma=0.5, n_landmarks=150, random_state=0).fit(X, y).solver_ == "cg"
