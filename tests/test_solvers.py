@@ -79,10 +79,13 @@ def test_krr_solver_cg_equals_direct(mode, fit_intercept):
 
 
 def test_auto_solver_rule(monkeypatch):
+    from nystrom_bench import solvers
     from nystrom_bench.learners import krr
 
     X, y, _ = _problem()
-    assert KRR(gamma=0.5, n_landmarks=40, random_state=0).fit(X, y).solver_ == "direct"
+    assert KRR(gamma=0.5, n_landmarks=40, random_state=0).fit(X, y).solver_ == "direct"  # small: direct
     monkeypatch.setattr(krr, "AUTO_CG_WORK", 1.0)
-    assert KRR(gamma=0.5, n_landmarks=40, random_state=0).fit(X, y).solver_ == "direct"  # 40 < 40 * 3 features
+    assert KRR(gamma=0.5, n_landmarks=40, random_state=0).fit(X, y).solver_ == "cg"  # C fits the budget
+    monkeypatch.setattr(solvers, "STORE_BUDGET_BYTES", 0)  # streamed: only where c >= 40 d (d = 3)
+    assert KRR(gamma=0.5, n_landmarks=40, random_state=0).fit(X, y).solver_ == "direct"
     assert KRR(gamma=0.5, n_landmarks=150, random_state=0).fit(X, y).solver_ == "cg"

@@ -26,8 +26,18 @@ from scipy import linalg
 
 __all__ = ["nystrom_cg"]
 
+def _default_budget():
+    """A quarter of the physical memory (2 GiB where it cannot be read)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4)
+    except (ValueError, OSError, AttributeError):
+        return 2 * 2**30
+
+
 #: hold C = K(X, Z) between iterations when it takes at most this many bytes; else stream it
-STORE_BUDGET_BYTES = 2 * 2**30
+STORE_BUDGET_BYTES = _default_budget()
 
 
 class _Gram:
@@ -65,7 +75,7 @@ class _Gram:
         return out
 
 
-def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-8, store_budget=STORE_BUDGET_BYTES,
+def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, store_budget=None,
                block_rows=None):
     """Solve ``(C^T C + alpha W) beta = C^T Y`` by FALKON-preconditioned conjugate gradient.
 
@@ -82,8 +92,9 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-8, 
     max_iter : int
     tol : float
         Stop when every column's preconditioned residual is below ``tol`` times its initial norm.
-    store_budget : int
-        Bytes allowed for holding C between iterations (else it is recomputed block by block).
+    store_budget : int or None
+        Bytes allowed for holding C between iterations (else it is recomputed block by block);
+        None: ``STORE_BUDGET_BYTES``, a quarter of the physical memory.
     block_rows : int or None
         Rows per streamed block (default: 64 MiB of C).
 
@@ -99,7 +110,8 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-8, 
     Y = np.asarray(Y, dtype=np.float64)
     Y2 = Y[:, None] if Y.ndim == 1 else Y
     n, m = len(X), len(Z)
-    gram = _Gram(X, kernel, Z, center, store_budget, block_rows)
+    budget = STORE_BUDGET_BYTES if store_budget is None else store_budget
+    gram = _Gram(X, kernel, Z, center, budget, block_rows)
     y_mean = Y2.mean(axis=0) if center else np.zeros(Y2.shape[1])
     rhs = gram.matvec_t(Y2) - (n * np.outer(gram.mean, y_mean) if center else 0.0)
 

@@ -41,9 +41,10 @@ from ._base import (
 
 #: ``solver="auto"`` picks conjugate gradient above this ``n c^2`` (the direct solve's flops) ...
 AUTO_CG_WORK = 1e11
-#: ... and only when c >= this times the number of features: each CG iteration re-evaluates the
-#: kernel blocks (O(n c d)), the direct solve pays O(n c^2) once.  Measured (n = 10^5, d = 90,
-#: c = 3,000, AVX-512, 2 threads): direct 19.6 s, CG 168 s (49 iterations to 1e-8), equal test RMSE.
+#: ... and only when C fits the solver's memory budget (then each iteration is two O(n c) products) or
+#: c >= this times the number of features (when streamed, each iteration re-evaluates the kernel
+#: blocks, O(n c d), while the direct solve pays O(n c^2) once).  Measured (n = 10^5, d = 90, c = 3,000,
+#: AVX-512, 2 threads, C streamed under a 2 GiB budget): direct 19.6 s, CG 168 s (49 iterations to 1e-8).
 AUTO_CG_PER_FEATURE = 40
 
 
@@ -93,10 +94,12 @@ class KRR(RegressorMixin, BaseEstimator):
         How LLA and NCR (one predictor) are solved: ``"direct"`` forms ``C^T C`` (O(n c^2));
         ``"cg"`` runs FALKON's preconditioned conjugate gradient (:func:`nystrom_bench.solvers.nystrom_cg`,
         O(n c) per iteration, C streamed in blocks); ``"auto"`` picks cg when ``n c^2`` exceeds
-        ``AUTO_CG_WORK`` (1e11) and c is at least 40 times the number of features (below that the
-        kernel passes of the iterations cost more than the direct solve's ``C^T C``).  Weighted fits and sketches are solved directly.
-    cg_tol : float, default=1e-8
-        Relative residual at which CG stops.
+        ``AUTO_CG_WORK`` (1e11) and either C fits the solver's memory budget (a quarter of the RAM) or c
+        is at least 40 times the number of features (below that, streamed kernel passes cost more than
+        the direct solve's ``C^T C``).  Weighted fits and sketches are solved directly.
+    cg_tol : float, default=1e-6
+        Relative residual at which CG stops (measured at n = 3e4, c = 1,500: 35 iterations and the
+        direct solve's test RMSE to 1e-6 relative; 1e-4 takes 16).
     cg_max_iter : int, default=100
     landmarks : array-like, default=None
         Explicit landmark indices into X, ``(c, d)`` points, or an ``(n, c)``
@@ -166,7 +169,7 @@ class KRR(RegressorMixin, BaseEstimator):
         sampler="uniform",
         mode="lla",
         solver="auto",
-        cg_tol=1e-8,
+        cg_tol=1e-6,
         cg_max_iter=100,
         landmarks=None,
         rank=None,
@@ -296,10 +299,13 @@ class KRR(RegressorMixin, BaseEstimator):
 
     def _use_cg(self, n, sw):
         """Whether this LLA/NCR fit runs the iterative solver (sets ``solver_``)."""
+        from .. import solvers
+
         c = self.n_landmarks if self.landmarks is None else len(np.asarray(self.landmarks))
         cg = (self.approximation == "nystrom" and self.mode in ("lla", "ncr") and sw is None
               and (self.solver == "cg" or (self.solver == "auto" and n * float(min(c, n)) ** 2 > AUTO_CG_WORK
-                                           and c >= AUTO_CG_PER_FEATURE * self.n_features_in_)))
+                                           and (8 * n * c <= solvers.STORE_BUDGET_BYTES
+                                                or c >= AUTO_CG_PER_FEATURE * self.n_features_in_))))
         self.solver_ = "cg" if cg else "direct"
         return cg
 
@@ -397,7 +403,7 @@ class KRRClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, alpha=1e-3,
                  fit_intercept=True, approximation="nystrom", n_landmarks=200, sampler="uniform", mode="lla",
-                 solver="auto", cg_tol=1e-8, cg_max_iter=100, landmarks=None, rank=None, random_state=None):
+                 solver="auto", cg_tol=1e-6, cg_max_iter=100, landmarks=None, rank=None, random_state=None):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
