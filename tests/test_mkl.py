@@ -26,7 +26,7 @@ def _data(n=60, classes=2, seed=0):
 
 def _J(X, y, gammas, d, C=1.0):
     Ks = [kernels.make("gaussian", gamma=g)(X) for g in gammas]
-    svc = SVC(C=C, kernel="precomputed", tol=1e-8).fit(sum(w * K for w, K in zip(d, Ks)), y)
+    svc = SVC(C=C, kernel="precomputed", tol=1e-8).fit(sum(w * K for w, K in zip(d, Ks, strict=True)), y)
     g, total = svm_mkl_terms(svc, Ks)
     return total - 0.5 * d @ g, g
 
@@ -40,7 +40,7 @@ def test_the_dual_objective_and_its_gradient(classes):
     J, g = _J(X, y, gammas, d)
     # from scratch for a binary problem: sum alpha - 1/2 (y alpha)^T K (y alpha)
     if classes == 2:
-        K = sum(w * kernels.make("gaussian", gamma=gm)(X) for w, gm in zip(d, gammas))
+        K = sum(w * kernels.make("gaussian", gamma=gm)(X) for w, gm in zip(d, gammas, strict=True))
         svc = SVC(C=1.0, kernel="precomputed", tol=1e-8).fit(K, y)
         a = np.zeros(len(X))
         a[svc.support_] = svc.dual_coef_[0]

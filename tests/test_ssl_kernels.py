@@ -204,11 +204,11 @@ def test_logdet_kernel_learning_meets_hard_constraints_and_stays_in_the_nystrom_
     G = lk.transform(X)
     lab = np.flatnonzero(yp != -1)
     K = G[lab] @ G[lab].T
-    u, l = lk.bounds_
+    upper, lower = lk.bounds_
     for a in range(len(lab)):
         for b in range(a + 1, len(lab)):
             d = K[a, a] + K[b, b] - 2 * K[a, b]
-            assert d <= u * (1 + 1e-4) if yp[lab[a]] == yp[lab[b]] else d >= l * (1 - 1e-4)
+            assert d <= upper * (1 + 1e-4) if yp[lab[a]] == yp[lab[b]] else d >= lower * (1 - 1e-4)
     assert np.linalg.eigvalsh(lk.metric_).min() > -1e-9
     # G = K(X, Z) T M^{1/2}: in the span of the Nystrom features
     F = kernels.make("gaussian", gamma=0.3)(X, lk.landmarks_)

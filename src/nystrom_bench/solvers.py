@@ -142,7 +142,8 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
     r0[r0 == 0] = 1.0
     residuals = []
     it = 0
-    for it in range(1, max_iter + 1):
+    for _ in range(max_iter):
+        it += 1
         Ap = op(p)
         step = rs / np.maximum(np.einsum("ij,ij->j", p, Ap), np.finfo(np.float64).tiny)
         g += p * step

@@ -43,7 +43,13 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import approx, sampling
-from ._base import _KERNEL_CONSTRAINTS, _choose_landmarks, _estimator_kernel, _n_components, _partial_labels
+from ._base import (
+    _KERNEL_CONSTRAINTS,
+    _choose_landmarks,
+    _estimator_kernel,
+    _n_components,
+    _partial_labels,
+)
 
 __all__ = ["LogDetKernelLearning", "logdet_projections"]
 
@@ -74,7 +80,8 @@ def logdet_projections(K, pairs, sign, targets, gamma=1.0, max_sweeps=50, tol=1e
     shrink = 1.0 if np.isinf(gamma) else gamma / (gamma + 1.0)
     inv_gamma = 0.0 if np.isinf(gamma) else 1.0 / gamma
     sweeps = 0
-    for sweeps in range(1, max_sweeps + 1):
+    for _ in range(max_sweeps):
+        sweeps += 1
         before = duals.copy()
         for c, ((i, j), delta) in enumerate(zip(pairs, sign, strict=True)):
             Kv = K[:, i] - K[:, j]
@@ -206,9 +213,9 @@ class LogDetKernelLearning(TransformerMixin, BaseEstimator):
         i, j = np.triu_indices(len(labelled), k=1)
         sign = np.where(yl[i] == yl[j], 1.0, -1.0)
         d0 = np.diag(K0)[i] + np.diag(K0)[j] - 2 * K0[i, j]
-        u, l = np.percentile(d0, [lo_q, hi_q])
-        self.bounds_ = (float(u), float(l))
-        targets = np.where(sign > 0, u, l)
+        upper, lower = np.percentile(d0, [lo_q, hi_q])
+        self.bounds_ = (float(upper), float(lower))
+        targets = np.where(sign > 0, upper, lower)
         K, _, self.n_sweeps_ = logdet_projections(K0, np.column_stack([i, j]), sign, targets, gamma=self.slack,
                                                   max_sweeps=self.max_sweeps, tol=self.tol)
         G0_pinv = linalg.pinv(G0_l)

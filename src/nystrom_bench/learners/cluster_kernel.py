@@ -36,7 +36,13 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import _KERNEL_CONSTRAINTS, _estimator_kernel, _n_components, _partial_labels, _TransductiveKernel
+from ._base import (
+    _KERNEL_CONSTRAINTS,
+    _estimator_kernel,
+    _n_components,
+    _partial_labels,
+    _TransductiveKernel,
+)
 
 __all__ = ["ClusterKernel", "transfer"]
 

@@ -38,7 +38,6 @@ from ._base import (
     _psd_solve,
 )
 
-
 #: ``solver="auto"`` picks conjugate gradient above this ``n c^2`` (the direct solve's flops) ...
 AUTO_CG_WORK = 1e11
 #: ... and only when C fits the solver's memory budget (then each iteration is two O(n c) products) or

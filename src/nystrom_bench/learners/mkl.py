@@ -296,7 +296,8 @@ class SimpleMKL(_SimplexMKL):
 
     def _learn_weights(self, Ks, y_idx):
         d, J, g = self._start(Ks, y_idx)
-        for self.n_iter_ in range(1, self.max_iter + 1):
+        for it in range(1, self.max_iter + 1):
+            self.n_iter_ = it
             if self._gap(J, d, g) <= self.tol:
                 break
             D = self._direction(d, g)
@@ -373,7 +374,8 @@ class GroupLassoMKL(_SimplexMKL):
 
     def _learn_weights(self, Ks, y_idx):
         d, J, g = self._start(Ks, y_idx)
-        for self.n_iter_ in range(1, self.max_iter + 1):
+        for it in range(1, self.max_iter + 1):
+            self.n_iter_ = it
             if self._gap(J, d, g) <= self.tol:
                 break
             norms = d * np.sqrt(np.maximum(g, 0.0))  # ||f_m|| = d_m sqrt(a^T K_m a)
