@@ -130,7 +130,23 @@ def _n_components(value, n):
     return min(k, n)
 
 
-class _TransductiveKernel:
+def _check_label_free_sampler(est):
+    """A semi-supervised fit has partial labels: refuse a sampler that needs every target."""
+    if est.landmarks is None and sampling.needs_y(est.sampler):
+        raise ValueError(f"sampler {est.sampler!r} needs the targets of every sample; the labels here are "
+                         "partial: choose a label-free sampler (e.g. kmeans, uniform)")
+
+
+class _SemiSupervised:
+    """Mixin of the semi-supervised learners: ``fit(X, y)`` needs y (``-1`` marks unlabelled samples)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+
+class _TransductiveKernel(_SemiSupervised):
     """Mixin of a semi-supervised kernel learned on a fixed sample set (cluster kernel, spectral graph
     kernel): the factor ``factor_`` (``G`` with ``K~ = G G^T``) exists for the fitted samples only, so
     ``transform`` accepts exactly the fitted X and explains otherwise."""
@@ -146,8 +162,3 @@ class _TransductiveKernel:
                              "on only, so transform takes exactly that X (fit on every sample, labelled and "
                              "unlabelled, to embed them)")
         return self.factor_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        return tags

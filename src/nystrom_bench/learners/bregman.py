@@ -42,13 +42,15 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .. import approx, sampling
+from .. import approx
 from ._base import (
     _KERNEL_CONSTRAINTS,
+    _check_label_free_sampler,
     _choose_landmarks,
     _estimator_kernel,
     _n_components,
     _partial_labels,
+    _SemiSupervised,
 )
 
 __all__ = ["LogDetKernelLearning", "logdet_projections"]
@@ -101,7 +103,7 @@ def logdet_projections(K, pairs, sign, targets, gamma=1.0, max_sweeps=50, tol=1e
     return K, duals, sweeps
 
 
-class LogDetKernelLearning(TransformerMixin, BaseEstimator):
+class LogDetKernelLearning(_SemiSupervised, TransformerMixin, BaseEstimator):
     """Low-rank LogDet kernel learning from labelled pairs (Kulis et al., JMLR 2009), inductive.
 
     ``fit(X, y)`` with ``y = -1`` for unlabelled samples; ``transform(X)`` returns G with
@@ -198,9 +200,7 @@ class LogDetKernelLearning(TransformerMixin, BaseEstimator):
         lo_q, hi_q = (float(q) for q in self.quantiles)
         if not 0 <= lo_q <= hi_q <= 100:
             raise ValueError(f"quantiles must be two percentiles 0 <= lo <= hi <= 100, got {self.quantiles!r}")
-        if sampling.needs_y(self.sampler) and self.landmarks is None:
-            raise ValueError(f"sampler {self.sampler!r} needs the targets of every sample; the labels here are "
-                             "partial: choose a label-free sampler (e.g. kmeans, uniform)")
+        _check_label_free_sampler(self)
         t0 = time.perf_counter()
         self.kernel_ = kern = _estimator_kernel(self, X, "LogDetKernelLearning")
         op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(
@@ -234,8 +234,3 @@ class LogDetKernelLearning(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "root_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self.kernel_(X, self.landmarks_) @ self.root_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        return tags

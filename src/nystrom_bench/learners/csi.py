@@ -39,7 +39,13 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import _KERNEL_CONSTRAINTS, _estimator_kernel, _n_components, _partial_labels
+from ._base import (
+    _KERNEL_CONSTRAINTS,
+    _estimator_kernel,
+    _n_components,
+    _partial_labels,
+    _SemiSupervised,
+)
 
 __all__ = ["CSI"]
 
@@ -47,7 +53,7 @@ __all__ = ["CSI"]
 _TINY = 1e-12
 
 
-class CSI(TransformerMixin, BaseEstimator):
+class CSI(_SemiSupervised, TransformerMixin, BaseEstimator):
     """Cholesky with side information (Bach & Jordan, ICML 2005), semi-supervised, exact gains.
 
     ``fit(X, y)`` with ``y = -1`` for unlabelled samples; ``transform(X)`` returns the factor G
@@ -195,8 +201,3 @@ class CSI(TransformerMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         C = self.kernel_(self.pivot_points_, X)
         return linalg.solve_triangular(self.pivot_factor_, C, lower=True, check_finite=False).T
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        return tags

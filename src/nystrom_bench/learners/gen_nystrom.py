@@ -44,8 +44,16 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .. import approx, sampling
-from ._base import _KERNEL_CONSTRAINTS, _choose_landmarks, _estimator_kernel, _partial_labels
+from .. import approx
+from ._base import (
+    _KERNEL_CONSTRAINTS,
+    _check_label_free_sampler,
+    _choose_landmarks,
+    _estimator_kernel,
+    _n_components,
+    _partial_labels,
+    _SemiSupervised,
+)
 
 __all__ = ["GeneralizedNystrom", "GeneralizedNystromMKL", "ideal_kernel", "centered_alignment", "project_psd", "solve_stationary"]
 
@@ -184,20 +192,17 @@ _SHARED_CONSTRAINTS = {
 }
 
 
-class _GeneralizedNystromBase(TransformerMixin, BaseEstimator):
+class _GeneralizedNystromBase(_SemiSupervised, TransformerMixin, BaseEstimator):
     """What the single- and multiple-kernel versions share: labels, landmark count, lambda grid, prior."""
 
     def _labels(self, X, y, where):
         """``(X, y, indices of the labelled samples)`` after the checks of a fit."""
         X, y, labelled = _partial_labels(self, X, y, where)
-        if sampling.needs_y(self.sampler) and self.landmarks is None:
-            raise ValueError(f"sampler {self.sampler!r} needs the targets of every sample; the labels here are "
-                             "partial: choose a label-free sampler (e.g. kmeans, uniform)")
+        _check_label_free_sampler(self)
         if self.sampler == "gaussian_sketch" and self.landmarks is None or isinstance(self.landmarks, approx.Sketch):
             raise ValueError(f"{where} needs landmark points (a dictionary kernel on them); a Gaussian sketch has "
                              "none: choose a landmark sampler (e.g. kmeans, uniform)")
-        self.n_landmarks_ = (int(self.n_landmarks) if isinstance(self.n_landmarks, numbers.Integral)
-                             else max(1, int(round(self.n_landmarks * len(X)))))
+        self.n_landmarks_ = _n_components(self.n_landmarks, len(X))
         return X, y, labelled
 
     def _lambdas(self):
@@ -236,11 +241,6 @@ class _GeneralizedNystromBase(TransformerMixin, BaseEstimator):
         """R with ``S = R R^T`` (S PSD)."""
         w, U = linalg.eigh(S)
         return U * np.sqrt(np.maximum(w, 0.0))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        return tags
 
 
 class GeneralizedNystrom(_GeneralizedNystromBase):
