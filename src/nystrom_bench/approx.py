@@ -42,7 +42,7 @@ import time
 import numpy as np
 from scipy import linalg
 
-from .kernels import as_2d, make
+from .kernels import as_2d, check_dtype, make, matmul
 
 __all__ = [
     "KernelOperator", "ExactOperator", "LowRankOperator", "NystromOperator", "ModifiedNystromOperator",
@@ -80,7 +80,7 @@ def available():
     return sorted(_REGISTRY)
 
 
-def build(name, X, kernel, **options):
+def build(name, X, kernel, dtype=None, **options):
     """Build the approximate kernel operator ``name`` on the training points X.
 
     Parameters
@@ -89,6 +89,10 @@ def build(name, X, kernel, **options):
         One of :func:`available`.
     X : array of shape (n, d)
     kernel : Kernel or str
+    dtype : {"float64", "float32"} or None
+        Precision of the kernel blocks (None: the kernel's own).  float32 is for ``nystrom`` from
+        landmarks: C = K(X, Z) is evaluated (and held, if stored) in float32, its products with
+        vectors run in float32 and every m x m matrix (W, C^T C, the factors) is float64.
     **options
         ``landmarks=`` (indices into X, ``(c, d)`` points, or a :class:`Sketch`) and
         ``rank=`` for the Nystrom family; ``rank=`` for ``optimal``; ``levels=``,
@@ -100,8 +104,12 @@ def build(name, X, kernel, **options):
         raise ValueError(
             f"unknown approximation {name!r}; choose one of {', '.join(available())}"
         ) from None
+    kernel = make(kernel, dtype=dtype)
+    if kernel.dtype != np.float64 and (name != "nystrom" or isinstance(options.get("landmarks"), Sketch)):
+        raise ValueError(f"approx.build({name!r}): dtype={check_dtype(kernel.dtype).name!r} is supported by the "
+                         "nystrom operator from landmarks only; use dtype='float64'")
     t0 = time.perf_counter()
-    op = cls.build(as_2d(X), make(kernel), **options)
+    op = cls.build(as_2d(X), kernel, **options)
     op.fit_time_ = time.perf_counter() - t0
     op.nbytes_ = _held_bytes(op)
     return op
@@ -310,7 +318,7 @@ class LowRankOperator(KernelOperator):
 
     def _Ct(self, y):
         """``C^T y``."""
-        return self.C.T @ y if self.C is not None else self._cross_t(y)
+        return matmul(self.C.T, y) if self.C is not None else self._cross_t(y)
 
     def _cross_t(self, y):  # pragma: no cover - only for operators that may skip storing C
         raise NotImplementedError
@@ -321,7 +329,7 @@ class LowRankOperator(KernelOperator):
             CtC, Cty = self._stream_gram(y)
             self._CtC = CtC if self._CtC is None else self._CtC
             return self._CtC, Cty
-        return self.CtC, (None if y is None else self.C.T @ y)
+        return self.CtC, (None if y is None else matmul(self.C.T, y))
 
     def _stream_gram(self, y):  # pragma: no cover - only for operators that may skip storing C
         raise NotImplementedError
@@ -332,7 +340,7 @@ class LowRankOperator(KernelOperator):
         if self._CtC is None:
             if self.C is None:
                 return self.moments()[0]
-            self._CtC = self.C.T @ self.C
+            self._CtC = self.C.T @ self.C if self.C.dtype == np.float64 else _gram64(self.C)
         return self._CtC
 
     @property
@@ -348,7 +356,7 @@ class LowRankOperator(KernelOperator):
     def V_mv(self, t):
         """``V t`` without forming V."""
         Tt = self.T @ t
-        return self.C @ Tt if self.C is not None else self.cross_mv(self.X, Tt)
+        return matmul(self.C, Tt) if self.C is not None else self.cross_mv(self.X, Tt)
 
     def solve(self, shift, y):
         shift = _check_shift(shift, self.name)
@@ -365,10 +373,20 @@ class LowRankOperator(KernelOperator):
 
     def factor(self):
         """V = C T (allocates an n x k array)."""
-        return self._C() @ self.T
+        return matmul(self._C(), self.T)
 
     def features(self, X_new):
-        return self.cross(as_2d(X_new)) @ self.T
+        return matmul(self.cross(as_2d(X_new)), self.T)
+
+
+def _gram64(C, rows=4096):
+    """``C^T C`` of a float32 C summed in float64 over row chunks: a float32 C^T C carries ~1e-6 relative
+    errors, which a Woodbury solve with a small shift turns into an indefinite system."""
+    G = np.zeros((C.shape[1], C.shape[1]))
+    for i in range(0, len(C), rows):
+        Cb = C[i:i + rows].astype(np.float64)
+        G += Cb.T @ Cb
+    return G
 
 
 def _landmark_points(X, landmarks, name):
@@ -398,6 +416,7 @@ class NystromOperator(LowRankOperator):
     """
 
     def __init__(self, X, kernel, C, W, rank=None, landmark_indices=None, Z=None, S=None):
+        W = np.asarray(W, dtype=np.float64)
         T, self.w_kept = lowrank_pinv_factor(W, rank)
         self._init_lowrank(X, kernel, C, T)
         self.W, self.Z, self.S = W, Z, S
@@ -417,14 +436,15 @@ class NystromOperator(LowRankOperator):
             C = kernel.mmv(X, X, S)
             return cls(X, kernel, C, S.T @ C, rank, S=S)
         Z, idx = _landmark_points(X, landmarks, "nystrom")
+        W64 = kernel.astype("float64")  # W in float64 whatever C's precision (c x c: cheap)
         if not store_C:
-            return cls(X, kernel, None, kernel(Z), rank, landmark_indices=idx, Z=Z)
+            return cls(X, kernel, None, W64(Z), rank, landmark_indices=idx, Z=Z)
         C = kernel(X, Z)
-        W = C[idx] if idx is not None else kernel(Z)
+        W = C[idx] if idx is not None and C.dtype == np.float64 else W64(Z)
         return cls(X, kernel, C, W, rank, landmark_indices=idx, Z=Z)
 
     def _cross_t(self, y):
-        return self.kernel.mmv(self.Z, self.X, y)
+        return self.kernel.t_mv(self.X, self.Z, y)
 
     def _stream_gram(self, y):
         return self.kernel.gram(self.X, self.Z, y)

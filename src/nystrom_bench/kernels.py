@@ -6,7 +6,15 @@ Every kernel is a small object with
   filled block by block so that temporaries stay in cache;
 - ``kern.diag(X)`` -- ``k(x_i, x_i)`` without forming any matrix;
 - ``kern.mmv(X, Y, v)`` -- ``K(X, Y) @ v`` without ever holding ``K(X, Y)``;
-- ``kern.column_sq_norms(X)`` -- ``||K[:, j]||^2`` for all j, O(n) memory.
+- ``kern.column_sq_norms(X)`` -- ``||K[:, j]||^2`` for all j, O(n) memory;
+- ``kern.gram_mv(X, Z, V)`` -- ``C^T (C V)`` with ``C = K(X, Z)``, one fused pass, C never held.
+
+Precision: ``kern.astype("float32")`` (or ``make(..., dtype="float32")``) evaluates the blocks in
+float32 -- the GEMM and the exp, both twice as fast as in float64 (numpy's float32 exp is
+vectorised on AVX2 and AVX-512, its float64 exp on AVX-512 only) -- while every reduction across
+blocks (``mmv``, ``gram``, ``gram_mv``) is accumulated in float64.  The Gaussian kernel shifts both
+point sets by the mean of Y before its float32 GEMM, so ``|x|^2`` stays small and the distance
+``|x|^2 + |y|^2 - 2 x.y`` keeps its digits for data far from the origin.
 
 Distance-based kernels use the norms trick ``||x-y||^2 = ||x||^2 + ||y||^2 - 2 x.y``
 (one GEMM per block) followed by in-place element-wise operations.
@@ -51,6 +59,8 @@ __all__ = [
     "mean_sq_dist",
     "resolve_width",
     "as_2d",
+    "check_dtype",
+    "matmul",
     "spec_keys",
     "check_spec",
     "from_spec",
@@ -69,6 +79,30 @@ def as_2d(X, name="X"):
     return X
 
 
+#: the precisions a kernel computes in
+DTYPES = ("float64", "float32")
+
+
+def check_dtype(dtype, where="dtype"):
+    """``np.dtype`` of ``"float64"``/``"float32"`` (or their numpy types); ValueError naming the choices."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is None or dt.name not in DTYPES:
+        raise ValueError(f"{where}: dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    return dt
+
+
+def matmul(A, B):
+    """``A @ B`` in A's precision, as float64: a float32 A (a block of kernel values) meets a float32 copy
+    of B -- numpy would otherwise upcast A, an n x m float64 copy -- and the result returns to float64
+    for the m x m algebra around it."""
+    if A.dtype == np.float64:
+        return A @ B
+    return (A @ np.asarray(B).astype(A.dtype)).astype(np.float64)
+
+
 class Kernel:
     """Base class: subclasses implement :meth:`_fill` for one block.
 
@@ -76,14 +110,33 @@ class Kernel:
     ----------
     block_bytes : int
         Upper bound on the size of one block of kernel values.
+
+    Attributes
+    ----------
+    dtype : numpy.dtype
+        Precision of the kernel values (float64; :meth:`astype` gives a float32 copy).
     """
 
     name = "kernel"
     #: whether every kernel matrix of this kernel is positive semi-definite
     psd = True
+    dtype = np.dtype(np.float64)
+    #: whether :meth:`_fill` writes float32 blocks itself (else it fills float64 and the block is cast)
+    native_float32 = False
 
     def __init__(self, block_bytes=DEFAULT_BLOCK_BYTES):
         self.block_bytes = int(block_bytes)
+
+    def astype(self, dtype):
+        """This kernel computing in ``dtype`` ("float64" or "float32"): a copy, or self if unchanged."""
+        import copy
+
+        dt = check_dtype(dtype, f"{self.name} kernel")
+        if dt == self.dtype:
+            return self
+        out = copy.copy(self)
+        out.dtype = dt
+        return out
 
     # -- to implement -------------------------------------------------------------------------
     def _fill(self, Xb, Y, out, xsq=None, ysq=None):  # pragma: no cover - abstract
@@ -104,7 +157,7 @@ class Kernel:
     PARALLEL_MIN = 4_000_000
 
     def _rows_per_block(self, m):
-        return max(1, self.block_bytes // (8 * max(m, 1)))
+        return max(1, self.block_bytes // (self.dtype.itemsize * max(m, 1)))
 
     def _prepare(self, X, Y):
         X = as_2d(X)
@@ -116,7 +169,12 @@ class Kernel:
 
     def _fill_rows(self, X, Y, ysq, sl, out):
         xsq = np.einsum("ij,ij->i", X[sl], X[sl]) if self.uses_sq_norms else None
-        self._fill(X[sl], Y, out, xsq, ysq)
+        if out.dtype == np.float64:
+            self._fill(X[sl], Y, out, xsq, ysq)
+        else:  # a float32 block of a kernel without a float32 path: fill in float64, then cast
+            tmp = np.empty(out.shape)
+            self._fill(X[sl], Y, tmp, xsq, ysq)
+            out[...] = tmp
 
     def _for_blocks(self, X, Y, ysq, work, step=None):
         """Call ``work(slice, scratch)`` for every row block, on ``n_threads`` threads.
@@ -147,21 +205,22 @@ class Kernel:
         step = self._rows_per_block(len(Y))
         for start in range(0, len(X), step):
             sl = slice(start, min(start + step, len(X)))
-            out = np.empty((sl.stop - sl.start, len(Y)))
+            out = np.empty((sl.stop - sl.start, len(Y)), dtype=self.dtype)
             self._fill_rows(X, Y, ysq, sl, out)
             yield sl, out
 
     def __call__(self, X, Y=None, out=None):
         """Kernel matrix K(X, Y), shape (n_X, n_Y); ``Y=None`` means ``Y = X``.
 
-        ``out``: an optional C-contiguous float64 array of that shape to fill (no allocation).
+        ``out``: an optional C-contiguous array of that shape and the kernel's ``dtype`` to fill (no
+        allocation).
         """
         same = Y is None
         X, Y, ysq = self._prepare(X, Y)
         if out is None:
-            out = np.empty((len(X), len(Y)))
-        elif out.shape != (len(X), len(Y)) or out.dtype != np.float64 or not out.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous float64 array of shape {(len(X), len(Y))}")
+            out = np.empty((len(X), len(Y)), dtype=self.dtype)
+        elif out.shape != (len(X), len(Y)) or out.dtype != self.dtype or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous {self.dtype} array of shape {(len(X), len(Y))}")
         self._for_blocks(X, Y, ysq, lambda sl: self._fill_rows(X, Y, ysq, sl, out[sl]))
         if same:  # exact diagonal (the norms trick leaves ~1e-16 round-off there)
             out.flat[:: len(X) + 1] = self.diag(X)
@@ -177,7 +236,7 @@ class Kernel:
         def work(sl):
             buf = getattr(local, "buf", None)
             if buf is None:
-                buf = local.buf = np.empty((step, len(Y)))
+                buf = local.buf = np.empty((step, len(Y)), dtype=self.dtype)
             blk = buf[: sl.stop - sl.start]
             self._fill_rows(X, Y, ysq, sl, blk)
             consume(sl, blk)
@@ -185,15 +244,16 @@ class Kernel:
         return work
 
     def mmv(self, X, Y, v):
-        """``K(X, Y) @ v`` computed block-wise; ``v`` has shape (n_Y,) or (n_Y, t)."""
+        """``K(X, Y) @ v`` computed block-wise; ``v`` has shape (n_Y,) or (n_Y, t); float64 result."""
         v = np.asarray(v, dtype=np.float64)
         X, Y, ysq = self._prepare(X, Y)
         if v.shape[0] != len(Y):
             raise ValueError(f"v has {v.shape[0]} rows, K(X, Y) has {len(Y)} columns")
         res = np.empty((len(X),) + v.shape[1:])
+        vv = v.astype(self.dtype, copy=False)  # a float32 block times a float32 vector: no upcast copy
 
         def consume(sl, blk):
-            res[sl] = blk @ v
+            res[sl] = blk @ vv
 
         self._for_blocks(X, Y, ysq, self._scratch_work(X, Y, ysq, consume))
         return res
@@ -211,21 +271,61 @@ class Kernel:
         """
         X, Z, _ = self._prepare(X, Z)
         m = len(Z)
-        rows = min(len(X), max(512, self.GRAM_CHUNK_BYTES // (8 * m)))
+        rows = min(len(X), max(512, self.GRAM_CHUNK_BYTES // (self.dtype.itemsize * m)))
         y = None if y is None else np.asarray(y, dtype=np.float64)
-        G, tmp = np.zeros((m, m)), np.empty((m, m))
+        yy = None if y is None else y.astype(self.dtype, copy=False)
+        G, tmp = np.zeros((m, m)), np.empty((m, m), dtype=self.dtype)
         Cty = None if y is None else np.zeros((m,) + y.shape[1:])
-        buf = np.empty((rows, m))
+        buf = np.empty((rows, m), dtype=self.dtype)
         for start in range(0, len(X), rows):
             sl = slice(start, min(start + rows, len(X)))
             Cb = self(X[sl], Z, out=buf[: sl.stop - sl.start])
-            np.dot(Cb.T, Cb, out=tmp)  # numpy's BLAS; scipy.linalg.blas gemm/syrk measured slower here
+            # numpy's BLAS (it runs SYRK for Cb.T @ Cb); scipy.linalg.blas gemm/syrk measured slower here.
+            # In float32 each chunk's product is float32 and the sum over chunks float64.
+            np.dot(Cb.T, Cb, out=tmp)
             G += tmp
             if y is not None:
-                Cty += Cb.T @ y[sl]
+                Cty += Cb.T @ yy[sl]
         G += G.T
         G /= 2
         return G, Cty
+
+    def _fold(self, X, Z, shape, contribution):
+        """``sum over row blocks b of contribution(rows_b, C_b)`` for ``C = K(X, Z)``, float64 result of
+        ``shape``: blocks are cache-sized, evaluated, used and dropped; each thread sums into its own
+        accumulator, so C is never held."""
+        import threading
+
+        X, Z, aux = self._prepare(X, Z)
+        parts, local = [], threading.local()
+
+        def consume(sl, blk):
+            acc = getattr(local, "acc", None)
+            if acc is None:
+                acc = local.acc = np.zeros(shape)
+                parts.append(acc)
+            acc += contribution(sl, blk)
+
+        self._for_blocks(X, Z, aux, self._scratch_work(X, Z, aux, consume))
+        return np.sum(parts, axis=0) if parts else np.zeros(shape)
+
+    def gram_mv(self, X, Z, V):
+        """``C^T (C V)`` for ``C = K(X, Z)`` and V of shape (m,) or (m, t): one fused pass over cache-sized
+        blocks of C, never holding C; float64 result (the streamed product of
+        :func:`nystrom_bench.solvers.nystrom_cg`)."""
+        V = np.asarray(V, dtype=np.float64)
+        if V.shape[0] != len(as_2d(Z, "Z")):
+            raise ValueError(f"V has {V.shape[0]} rows, K(X, Z) has {len(Z)} columns")
+        VV = V.astype(self.dtype, copy=False)
+        return self._fold(X, Z, V.shape, lambda sl, blk: blk.T @ (blk @ VV))
+
+    def t_mv(self, X, Z, Y):
+        """``C^T Y`` for ``C = K(X, Z)`` and Y of shape (n,) or (n, t), streamed like :meth:`gram_mv`."""
+        Y = np.asarray(Y, dtype=np.float64)
+        if Y.shape[0] != len(as_2d(X)):
+            raise ValueError(f"Y has {Y.shape[0]} rows, K(X, Z) has {len(X)}")
+        YY = Y.astype(self.dtype, copy=False)
+        return self._fold(X, Z, (len(as_2d(Z, "Z")),) + Y.shape[1:], lambda sl, blk: blk.T @ YY[sl])
 
     def column_sq_norms(self, X):
         """``||K[:, j]||_2^2`` for every column j of K(X, X), in O(n) extra memory per thread."""
@@ -290,20 +390,28 @@ class Gaussian(Kernel):
             raise ValueError(f"gaussian kernel: gamma must be a positive finite number, got {gamma}")
         self.gamma = float(gamma)
 
+    native_float32 = True
+
     # The whole exponent comes out of one GEMM, [x, 1, |x|^2] . [2g z, -g |z|^2, -g]^T
     # = -g |x - z|^2, leaving only a clamp (round-off) and an in-place exp per block.
+    # In float32 both point sets are first shifted by the mean of Y (in float64): distances are
+    # unchanged, and |x|^2, |z|^2 stay of the order of the distances, so the sum keeps its digits.
     def _prepare(self, X, Y):
-        X, Y, ysq = super()._prepare(X, Y)
+        X, Y, _ = super()._prepare(X, Y)
         g = self.gamma
-        Ya = np.hstack([2.0 * g * Y, (-g * ysq)[:, None], np.full((len(Y), 1), -g)])
-        return X, Y, Ya
+        shift = Y.mean(axis=0) if self.dtype != np.float64 and len(Y) else None
+        Ys = Y if shift is None else Y - shift
+        ysq = np.einsum("ij,ij->i", Ys, Ys)
+        Ya = np.hstack([2.0 * g * Ys, (-g * ysq)[:, None], np.full((len(Y), 1), -g)]).astype(self.dtype)
+        return X, Y, (Ya, shift)
 
-    def _fill_rows(self, X, Y, Ya, sl, out):
-        Xb = X[sl]
-        Xa = np.empty((len(Xb), Xb.shape[1] + 2))
+    def _fill_rows(self, X, Y, aux, sl, out):
+        Ya, shift = aux
+        Xb = X[sl] if shift is None else X[sl] - shift
+        Xa = np.empty((len(Xb), Xb.shape[1] + 2), dtype=out.dtype)
         Xa[:, :-2] = Xb
         Xa[:, -2] = 1.0
-        np.einsum("ij,ij->i", Xb, Xb, out=Xa[:, -1])
+        Xa[:, -1] = np.einsum("ij,ij->i", Xb, Xb)
         np.dot(Xa, Ya.T, out=out)
         np.minimum(out, 0.0, out=out)
         np.exp(out, out=out)
@@ -457,18 +565,23 @@ def available():
     return sorted(_REGISTRY)
 
 
-def make(name, **params):
+def make(name, dtype=None, **params):
     """Build a kernel by name: ``make("gaussian", gamma=0.5)``.
 
     Parameters
     ----------
     name : str or Kernel
-        One of :func:`available`; a :class:`Kernel` instance is returned unchanged.
+        One of :func:`available`; a :class:`Kernel` instance is returned unchanged (in ``dtype``
+        if given).
+    dtype : {"float64", "float32"} or None
+        Precision of the kernel blocks (None: float64, or the instance's own).
     **params
         The kernel's hyper-parameters (see each class).
     """
     if isinstance(name, Kernel):
-        return name
+        return name if dtype is None else name.astype(dtype)
+    if dtype is not None:
+        return make(name, **params).astype(dtype)
     try:
         cls = _REGISTRY[str(name).lower()]
     except KeyError:

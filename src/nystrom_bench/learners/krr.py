@@ -100,6 +100,11 @@ class KRR(RegressorMixin, BaseEstimator):
         Relative residual at which CG stops (measured at n = 3e4, c = 1,500: 35 iterations and the
         direct solve's test RMSE to 1e-6 relative; 1e-4 takes 16).
     cg_max_iter : int, default=100
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the kernel blocks on the Nystrom paths: ``"float32"`` evaluates C = K(X, Z) and its
+        products (``C^T C``, CG's passes, prediction) in float32 -- GEMM and exp at twice the float64
+        speed, half the memory of a stored C -- and sums them and solves the c x c systems in float64.
+        Exact KRR runs in float64 only.
     landmarks : array-like, default=None
         Explicit landmark indices into X, ``(c, d)`` points, or an ``(n, c)``
         :class:`~nystrom_bench.approx.Sketch`; overrides ``sampler``.
@@ -116,8 +121,9 @@ class KRR(RegressorMixin, BaseEstimator):
     rank_ : int
         Rank of the Nystrom approximation (Nystrom only).
     solver_ : str
-        "direct" or "cg": what the fit ran.  With cg, ``n_iter_`` and ``cg_residuals_`` too, and
-        ``coef_`` holds beta (the landmark coefficients) for LLA as for NCR.
+        "direct" or "cg": what the fit ran.  With cg -- and with a float32 direct LLA/NCR fit, whose
+        float32 ``C^T C`` factor is refined by CG on the kernel blocks -- ``n_iter_`` and
+        ``cg_residuals_`` too, and ``coef_`` holds beta (the landmark coefficients) for LLA as for NCR.
     landmarks_ : ndarray of shape (c, d) or None
         The landmark points (Nystrom from landmarks; None for a sketch).
     component_indices_ : ndarray of shape (c,) or None
@@ -152,6 +158,7 @@ class KRR(RegressorMixin, BaseEstimator):
         "solver": [StrOptions({"auto", "direct", "cg"})],
         "cg_tol": [Interval(numbers.Real, 0, None, closed="left")],
         "cg_max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "dtype": [StrOptions({"float64", "float32"})],
     }
 
     def __init__(
@@ -170,6 +177,7 @@ class KRR(RegressorMixin, BaseEstimator):
         solver="auto",
         cg_tol=1e-6,
         cg_max_iter=100,
+        dtype="float64",
         landmarks=None,
         rank=None,
         random_state=None,
@@ -188,6 +196,7 @@ class KRR(RegressorMixin, BaseEstimator):
         self.solver = solver
         self.cg_tol = cg_tol
         self.cg_max_iter = cg_max_iter
+        self.dtype = dtype
         self.landmarks = landmarks
         self.rank = rank
         self.random_state = random_state
@@ -206,6 +215,11 @@ class KRR(RegressorMixin, BaseEstimator):
         sw = None if sample_weight is None else _check_sample_weight(sample_weight, X, dtype=np.float64)
         t0 = time.perf_counter()
         kern = _estimator_kernel(self, X, "KRR", require_psd=True)
+        if self.dtype != "float64":
+            if self.approximation == "exact":
+                raise ValueError(f"KRR(approximation='exact') runs in float64 only, got dtype={self.dtype!r}; "
+                                 "use dtype='float64' or approximation='nystrom'")
+            kern = kern.astype(self.dtype)
         self.kernel_ = kern
         self.component_indices_ = None
         n = len(X)
@@ -224,10 +238,12 @@ class KRR(RegressorMixin, BaseEstimator):
                 solve = lambda B: op.solve(self.alpha, B)  # noqa: E731
             dual, b = self._bordered(solve, Y)
             self.X_fit_ = X
-        elif self._use_cg(n, sw):
+        elif self._use_cg(n, sw) or self._refined_float32(sw):
             landmarks = self._choose_landmarks(X, y, kern)
             if isinstance(landmarks, approx.Sketch):
-                raise ValueError("KRR(solver='cg') needs landmark points, not a sketch; use solver='direct'")
+                raise ValueError("KRR(solver='cg') needs landmark points, not a sketch; use solver='direct'"
+                                 if self.solver_ == "cg" else
+                                 "KRR(dtype='float32') needs landmark points, not a sketch; use dtype='float64'")
             L = np.asarray(landmarks)
             idx = L.astype(np.intp) if L.ndim == 1 else None
             Z = X[idx] if idx is not None else L.astype(np.float64)
@@ -235,8 +251,10 @@ class KRR(RegressorMixin, BaseEstimator):
                 raise ValueError("KRR(solver='cg') needs alpha > 0")
             from ..solvers import nystrom_cg
 
+            # float32 direct: the float32 C^T C's Cholesky factor, refined by CG on the blocks themselves
             res = nystrom_cg(X, kern, Z, Y, self.alpha, center=self.fit_intercept, tol=self.cg_tol,
-                             max_iter=self.cg_max_iter)
+                             max_iter=self.cg_max_iter,
+                             preconditioner="falkon" if self.solver_ == "cg" else "gram")
             beta, b = res["beta"], res["intercept"]
             self.landmarks_, self.component_indices_, self.rank_ = Z, idx, len(Z)
             self.n_iter_, self.cg_residuals_ = res["n_iter"], res["residuals"]
@@ -303,10 +321,17 @@ class KRR(RegressorMixin, BaseEstimator):
         c = self.n_landmarks if self.landmarks is None else len(np.asarray(self.landmarks))
         cg = (self.approximation == "nystrom" and self.mode in ("lla", "ncr") and sw is None
               and (self.solver == "cg" or (self.solver == "auto" and n * float(min(c, n)) ** 2 > AUTO_CG_WORK
-                                           and (8 * n * c <= solvers.STORE_BUDGET_BYTES
+                                           and (np.dtype(self.dtype).itemsize * n * c <= solvers.STORE_BUDGET_BYTES
                                                 or c >= AUTO_CG_PER_FEATURE * self.n_features_in_))))
         self.solver_ = "cg" if cg else "direct"
         return cg
+
+    def _refined_float32(self, sw):
+        """Whether this float32 direct LLA/NCR fit is refined by CG (the float32 C^T C alone loses accuracy
+        at small alpha; see :func:`nystrom_bench.solvers.nystrom_cg`'s ``preconditioner="gram"``)."""
+        return (self.dtype == "float32" and self.approximation == "nystrom" and self.mode in ("lla", "ncr")
+                and sw is None and self.rank is None and not isinstance(self.landmarks, approx.Sketch)
+                and self.alpha > 0)
 
     def _bordered(self, solve, Y):
         """``(a, b)`` of ``(K + alpha I) a + b 1 = Y``, ``1^T a = 0`` (b = 0 without intercept), from
@@ -402,7 +427,8 @@ class KRRClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, alpha=1e-3,
                  fit_intercept=True, approximation="nystrom", n_landmarks=200, sampler="uniform", mode="lla",
-                 solver="auto", cg_tol=1e-6, cg_max_iter=100, landmarks=None, rank=None, random_state=None):
+                 solver="auto", cg_tol=1e-6, cg_max_iter=100, dtype="float64", landmarks=None, rank=None,
+                 random_state=None):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -417,6 +443,7 @@ class KRRClassifier(ClassifierMixin, BaseEstimator):
         self.solver = solver
         self.cg_tol = cg_tol
         self.cg_max_iter = cg_max_iter
+        self.dtype = dtype
         self.landmarks = landmarks
         self.rank = rank
         self.random_state = random_state
