@@ -85,6 +85,15 @@ TINY = {
                     "gen_nystrom_mkl": {"approach": "gen_nystrom_mkl"}},
         "reference": "nystrom",
         "params": {"n_labels": [12, 30], "lambda_grid": [0.1, 10.0], "width_scales": [0.5, 2.0]},
+    }, "scale_tiny": {  # forked cells with their peak memory, coords n and m, exact rows without m
+        "kind": "scale",
+        "datasets": ["scalable"],
+        "seeds": [0],
+        "kernels": {"gaussian": {"kernel": "gaussian", "gamma": "median"}},
+        "reference": "direct",
+        "methods": {"direct": {"solver": "direct"}, "cg_f32": {"solver": "cg", "dtype": "float32"},
+                    "sklearn": {"approach": "sklearn"}, "exact": {"approach": "exact"}},
+        "params": {"n": [400, 800, 1600], "m": [40, 80], "exact_max_n": 800},
     }},
 }
 
@@ -349,3 +358,19 @@ def test_bad_values_fail_before_any_job_without_traceback(workdir, path, value, 
     assert res.returncode != 0 and re.search(match, msg), msg[-2000:]
     assert "invalid config: " in msg and "Traceback (most recent call last)" not in msg
     assert "Job stats" not in msg  # no job was scheduled
+
+
+@pytest.mark.slow
+def test_scale_block(workdir):
+    from pypdf import PdfReader
+
+    res = pd.read_csv(workdir / "results/scale_tiny/results.csv")
+    # 3 n x 2 m x 3 approximate methods + exact at n = 400, 800
+    assert len(res) == 3 * 2 * 3 + 2 and res["m"].isna().sum() == 2
+    assert (res["peak_mem_mb"] > 0).all() and (res["fit_time"] > 0).all() and res["test_rmse"].between(0.2, 1).all()
+    assert len(tracking.active_runs("scale_tiny", f"sqlite:///{workdir}/mlflow.db")) == len(res)
+    figs = workdir / "results/scale_tiny/figures"
+    for name in ("fit_time_vs_n.png", "peak_mem_mb_vs_n.png", "test_rmse_vs_n.png"):
+        assert (figs / name).stat().st_size > 1000
+    text = "".join(p.extract_text() for p in PdfReader(workdir / "reports/scale_tiny.pdf").pages)
+    assert "Fitted exponents" in text and "Against scikit-learn" in text

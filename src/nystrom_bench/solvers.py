@@ -60,7 +60,7 @@ def _cholesky_jittered(H, jitter):
 class _Gram:
     """Products with ``C^T C`` (C = K(X, Z), optionally column-centred) without holding C unless it fits."""
 
-    def __init__(self, X, kernel, Z, center, budget, block_rows):
+    def __init__(self, X, kernel, Z, center, budget, block_rows, col_sums=None):
         self.X, self.Z = X, Z
         n, m = len(X), len(Z)
         if block_rows:
@@ -68,7 +68,9 @@ class _Gram:
             kernel.block_bytes = int(block_rows) * m * kernel.dtype.itemsize
         self.kernel = kernel
         self.C = kernel(X, Z) if kernel.dtype.itemsize * n * m <= budget else None
-        self.mean = self.matvec_t(np.ones((n, 1)))[:, 0] / n if center else None
+        if center and col_sums is None:
+            col_sums = self.matvec_t(np.ones((n, 1)))[:, 0]
+        self.mean = col_sums / n if center else None
 
     def matvec_t(self, Y):
         """``C^T Y`` (uncentred)."""
@@ -139,9 +141,14 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
     Y2 = Y[:, None] if Y.ndim == 1 else Y
     n, m = len(X), len(Z)
     budget = STORE_BUDGET_BYTES if store_budget is None else store_budget
-    gram = _Gram(X, kernel, Z, center, budget, block_rows)
+    G = CtY = None
+    if preconditioner == "gram" and kernel.dtype.itemsize * n * m > budget:
+        # streamed: C^T C, C^T Y and C^T 1 in one pass (else the stored C gives them)
+        G, CtY1 = kernel.gram(X, Z, np.column_stack([Y2, np.ones(n)]))
+        CtY = CtY1[:, :-1]
+    gram = _Gram(X, kernel, Z, center, budget, block_rows, None if G is None else CtY1[:, -1])
     y_mean = Y2.mean(axis=0) if center else np.zeros(Y2.shape[1])
-    rhs = gram.matvec_t(Y2) - (n * np.outer(gram.mean, y_mean) if center else 0.0)
+    rhs = (gram.matvec_t(Y2) if CtY is None else CtY) - (n * np.outer(gram.mean, y_mean) if center else 0.0)
 
     # W in float64 whatever the kernel's precision (m x m: cheap)
     W = kernel.astype("float64")(Z)
@@ -169,7 +176,8 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
             return T.T @ (T @ v)
     else:
         # the system's own Cholesky factor R (H ~ R^T R), C^T C from the kernel blocks: B = R^{-1}
-        G = matmul(gram.C.T, gram.C) if gram.C is not None else kernel.gram(X, Z)[0]
+        if G is None:
+            G = matmul(gram.C.T, gram.C)
         if center:
             G -= n * np.outer(gram.mean, gram.mean)
         G += alpha * W

@@ -254,7 +254,8 @@ class KRR(RegressorMixin, BaseEstimator):
             # float32 direct: the float32 C^T C's Cholesky factor, refined by CG on the blocks themselves
             res = nystrom_cg(X, kern, Z, Y, self.alpha, center=self.fit_intercept, tol=self.cg_tol,
                              max_iter=self.cg_max_iter,
-                             preconditioner="falkon" if self.solver_ == "cg" else "gram")
+                             preconditioner="falkon" if self.solver_ == "cg" else "gram",
+                             store_budget=None if self.solver_ == "cg" else 0)  # direct: O(c^2) memory
             beta, b = res["beta"], res["intercept"]
             self.landmarks_, self.component_indices_, self.rank_ = Z, idx, len(Z)
             self.n_iter_, self.cg_residuals_ = res["n_iter"], res["residuals"]
