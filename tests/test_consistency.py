@@ -109,13 +109,8 @@ def test_curve_stats_argmin_and_spearman():
     ({"kernels": {"g": {"kernel": "gaussian", "gamma": 0.5}}}, "log2_gamma"),
     ({"split": {"n_train": 400}}, "does not fit"),
 ])
-def test_config_errors_name_the_fix(patch, match):
-    block = {**_block(), **patch}
-    block.pop("kind")
-    if patch.get("methods"):
-        block["reference"] = "x"
-    with pytest.raises(ConfigError, match=match):
-        check({"studies": {"consistency": block}})
+def test_config_errors_name_the_fix(patch, match, config_error):
+    config_error("consistency", _block(), patch, match)
 
 
 def test_selection_study_rows_cv_shared_and_paper_tables():

@@ -148,4 +148,4 @@ def test_streamed_float32_solver_never_holds_the_n_by_m_matrix(dtype):
     nystrom_cg(X, k, Z, X[:, 0], 1.0, max_iter=3, store_budget=0, block_rows=1000)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert peak < np.dtype(dtype).itemsize * n * m / 3, peak  # C would be 32 (16) MB
+    assert peak < 2 * n * m, peak  # C would be 32 MB in float64, 16 MB in float32

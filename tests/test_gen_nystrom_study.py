@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 
 from nystrom_bench import data, results, seeding, studies
-from nystrom_bench.config import ConfigError, check
 from nystrom_bench.studies import gen_nystrom as mod
 
 METHODS = {m: {"approach": m} for m in ("svm", "nystrom", "csi", "spectral", "cluster", "breg", "gen_nystrom", "abmkl",
@@ -114,13 +113,8 @@ def test_paper_layout_marks_the_best_and_lists_missing_baselines():
     ({"params": {"n_labels": [400]}}, "has only 356 rows"),
     ({"params": {"lambda_grid": []}}, "lambda_grid"),
 ])
-def test_config_errors_name_the_fix(patch, match):
-    block = {**_block(), **patch}
-    block.pop("kind")
-    if patch.get("methods"):
-        block["reference"] = "x"
-    with pytest.raises(ConfigError, match=match):
-        check({"studies": {"gen_nystrom": block}})
+def test_config_errors_name_the_fix(patch, match, config_error):
+    config_error("gen_nystrom", _block(), patch, match)
 
 
 def test_params_are_json():

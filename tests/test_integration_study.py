@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 from nystrom_bench import data, integration, kernels, results, seeding, studies
-from nystrom_bench.config import ConfigError, check
 from nystrom_bench.learners import KRR, NuSVM
 from nystrom_bench.studies import integration as mod
 
@@ -132,13 +131,8 @@ def test_regression_rows_gsa_lla_ncr_and_ncr_equals_lla():
     ({"kernels": {"g": {"kernel": "gaussian", "gamma": 0.5}}}, "gamma is tuned"),
     ({"kernels": {"l": {"kernel": "laplacian"}}}, "supports the kernels gaussian"),
 ])
-def test_config_errors_name_the_fix(patch, match):
-    block = {**_block(), **patch}
-    block.pop("kind")
-    if patch.get("methods"):
-        block["reference"] = "x"
-    with pytest.raises(ConfigError, match=match):
-        check({"studies": {"integration": block}})
+def test_config_errors_name_the_fix(patch, match, config_error):
+    config_error("integration", _block(), patch, match)
 
 
 def _frame():

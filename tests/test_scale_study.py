@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 from nystrom_bench import data, profiling, results, studies
-from nystrom_bench.config import ConfigError, check
 from nystrom_bench.learners import KRR
 from nystrom_bench.studies import scale as mod
 
@@ -136,14 +135,10 @@ def test_exponent_and_report_tables():
     ({"methods": {"x": {"dtype": "float16"}}}, "dtype"),
     ({"methods": {"x": {"sampler": "kmeans"}}}, "unknown key"),
     ({"kernels": {"l": {"kernel": "laplacian"}}}, "supports the kernels gaussian"),
+    ({"params": {**PARAMS, "n": [300, 100_001]}}, "n = 100001 exceeds the 100000 training points of 'scalable'"),
 ])
-def test_config_errors_name_the_fix(patch, match):
-    block = {**_block(), **patch}
-    block.pop("kind")
-    if patch.get("methods"):
-        block["reference"] = "x"
-    with pytest.raises(ConfigError, match=match):
-        check({"studies": {"scale": block}})
+def test_config_errors_name_the_fix(patch, match, config_error):
+    config_error("scale", _block(), patch, match)
 
 
 def test_default_and_paper_blocks_are_valid():

@@ -42,7 +42,7 @@ import time
 import numpy as np
 from scipy import linalg
 
-from .kernels import as_2d, check_dtype, make, matmul
+from .kernels import as_2d, check_dtype, make, matmul, matmul_t
 
 __all__ = [
     "KernelOperator", "ExactOperator", "LowRankOperator", "NystromOperator", "ModifiedNystromOperator",
@@ -318,7 +318,7 @@ class LowRankOperator(KernelOperator):
 
     def _Ct(self, y):
         """``C^T y``."""
-        return matmul(self.C.T, y) if self.C is not None else self._cross_t(y)
+        return matmul_t(self.C, y) if self.C is not None else self._cross_t(y)
 
     def _cross_t(self, y):  # pragma: no cover - only for operators that may skip storing C
         raise NotImplementedError
@@ -329,7 +329,7 @@ class LowRankOperator(KernelOperator):
             CtC, Cty = self._stream_gram(y)
             self._CtC = CtC if self._CtC is None else self._CtC
             return self._CtC, Cty
-        return self.CtC, (None if y is None else matmul(self.C.T, y))
+        return self.CtC, (None if y is None else matmul_t(self.C, y))
 
     def _stream_gram(self, y):  # pragma: no cover - only for operators that may skip storing C
         raise NotImplementedError

@@ -84,6 +84,9 @@ def _check_block(sname, block, known_kinds, known_data):
             if reason:
                 raise ConfigError(f"{where}: cannot run method {mname!r} on {ds!r}: {reason}")
             n_train = data.train_size(ds, block.get("split"))  # the split was checked above
+            problem = study.check_data(params, ds, n_train)
+            if problem:
+                raise ConfigError(f"{where}.params: {problem}")
             too_many = [m for m in counts if n_train is not None and m > n_train]
             if too_many:
                 raise ConfigError(

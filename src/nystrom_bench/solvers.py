@@ -22,13 +22,26 @@ iteration one pass over the data and four m x m triangular solves.
 from __future__ import annotations
 
 import copy
+import logging
+import time
 
 import numpy as np
 from scipy import linalg
 
-from .kernels import matmul
+from .kernels import matmul_t
 
 __all__ = ["nystrom_cg"]
+
+log = logging.getLogger(__name__)
+#: seconds between two progress lines of a long solve (logger ``nystrom_bench.solvers``, level INFO)
+PROGRESS_EVERY = 30.0
+#: stop when the residual has not reached a new low in this many iterations, and return the iterate of the
+#: lowest one.  CG's residual norm is not monotone (only the error's energy norm is): measured bumps of 6x
+#: over ~10 iterations at n = 2e4 before it fell again, and at n = 10^6, m = 10^4, alpha = 1 (float32
+#: blocks, float64 products) a rise from 1.7e-4 at iteration 21 to 1.4e-3 at iteration 33.  Products that
+#: are not exactly symmetric (rounding amplified by an ill-conditioned preconditioner) can also leave a
+#: floor.  Past this many iterations without a new low, more passes over the data are a poor bet.
+STALL_ITERATIONS = 15
 
 def _default_budget():
     """A quarter of the physical memory (2 GiB where it cannot be read)."""
@@ -42,6 +55,18 @@ def _default_budget():
 
 #: hold C = K(X, Z) between iterations when it takes at most this many bytes; else stream it
 STORE_BUDGET_BYTES = _default_budget()
+
+
+def _held_gram(C, rows=None):
+    """``C^T C`` of a held C; float32 in chunks summed in float64, as ``Kernel.gram`` streams it."""
+    if C.dtype == np.float64:
+        return C.T @ C
+    rows = rows or max(512, (128 * 2**20) // (4 * C.shape[1]))
+    G = np.zeros((C.shape[1], C.shape[1]))
+    for i in range(0, len(C), rows):
+        Cb = C[i:i + rows]
+        G += Cb.T @ Cb
+    return G
 
 
 def _cholesky_jittered(H, jitter):
@@ -60,7 +85,7 @@ def _cholesky_jittered(H, jitter):
 class _Gram:
     """Products with ``C^T C`` (C = K(X, Z), optionally column-centred) without holding C unless it fits."""
 
-    def __init__(self, X, kernel, Z, center, budget, block_rows, col_sums=None):
+    def __init__(self, X, kernel, Z, budget, block_rows):
         self.X, self.Z = X, Z
         n, m = len(X), len(Z)
         if block_rows:
@@ -68,18 +93,22 @@ class _Gram:
             kernel.block_bytes = int(block_rows) * m * kernel.dtype.itemsize
         self.kernel = kernel
         self.C = kernel(X, Z) if kernel.dtype.itemsize * n * m <= budget else None
-        if center and col_sums is None:
-            col_sums = self.matvec_t(np.ones((n, 1)))[:, 0]
-        self.mean = col_sums / n if center else None
+        self.mean = None  #: column means of C when the system is centred
 
     def matvec_t(self, Y):
         """``C^T Y`` (uncentred)."""
-        return matmul(self.C.T, Y) if self.C is not None else self.kernel.t_mv(self.X, self.Z, Y)
+        return matmul_t(self.C, Y) if self.C is not None else self.kernel.t_mv(self.X, self.Z, Y)
 
     def gram_mv(self, V):
         """``C_c^T C_c V`` with ``C_c`` the (centred) C: one pass."""
-        if self.C is not None:
-            out = matmul(self.C.T, matmul(self.C, V))
+        if self.C is not None and self.C.dtype == np.float64:
+            out = self.C.T @ (self.C @ V)
+        elif self.C is not None:  # float32 C: each 4 MiB chunk cast to float64 once for both products
+            out = np.zeros(V.shape)
+            rows = max(1, (4 * 2**20) // (8 * self.C.shape[1]))
+            for i in range(0, len(self.C), rows):
+                Cb = self.C[i:i + rows].astype(np.float64)
+                out += Cb.T @ (Cb @ V)
         else:
             out = self.kernel.gram_mv(self.X, self.Z, V)
         if self.mean is not None:
@@ -107,7 +136,8 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
         Solve with column-centred C and targets (an unpenalised intercept): returns the intercept too.
     max_iter : int
     tol : float
-        Stop when every column's preconditioned residual is below ``tol`` times its initial norm.
+        Stop when every column's preconditioned residual is below ``tol`` times its initial norm (or after
+        ``STALL_ITERATIONS`` without a new lowest residual; the iterate of the lowest is returned).
     store_budget : int or None
         Bytes allowed for holding C between iterations (else it is recomputed block by block);
         None: ``STORE_BUDGET_BYTES``, a quarter of the physical memory.
@@ -129,7 +159,9 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
     -------
     dict
         ``beta`` (m, t), ``intercept`` (t,), ``n_iter``, ``residuals`` (relative, per iteration, the
-        worst column), ``stored`` (whether C was held).
+        worst column), ``stored`` (whether C was held), ``best_iter`` (the iteration returned: the one of
+        the lowest residual) and ``stalled`` (stopped after ``STALL_ITERATIONS`` without a new low,
+        with a warning: ``tol`` is below the attainable accuracy).
     """
     if alpha <= 0:
         raise ValueError(f"nystrom_cg needs alpha > 0, got {alpha}")
@@ -141,14 +173,18 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
     Y2 = Y[:, None] if Y.ndim == 1 else Y
     n, m = len(X), len(Z)
     budget = STORE_BUDGET_BYTES if store_budget is None else store_budget
-    G = CtY = None
+    G = CtY1 = None
+    Y1 = np.column_stack([Y2, np.ones(n)])
     if preconditioner == "gram" and kernel.dtype.itemsize * n * m > budget:
-        # streamed: C^T C, C^T Y and C^T 1 in one pass (else the stored C gives them)
-        G, CtY1 = kernel.gram(X, Z, np.column_stack([Y2, np.ones(n)]))
-        CtY = CtY1[:, :-1]
-    gram = _Gram(X, kernel, Z, center, budget, block_rows, None if G is None else CtY1[:, -1])
+        G, CtY1 = kernel.gram(X, Z, Y1)  # streamed: C^T C, C^T Y and C^T 1 in one pass
+    gram = _Gram(X, kernel, Z, budget, block_rows)
+    if CtY1 is None:
+        CtY1 = gram.matvec_t(Y1)  # C^T Y and C^T 1 in one pass
     y_mean = Y2.mean(axis=0) if center else np.zeros(Y2.shape[1])
-    rhs = (gram.matvec_t(Y2) if CtY is None else CtY) - (n * np.outer(gram.mean, y_mean) if center else 0.0)
+    rhs = CtY1[:, :-1]
+    if center:
+        gram.mean = CtY1[:, -1] / n
+        rhs = rhs - n * np.outer(gram.mean, y_mean)
 
     # W in float64 whatever the kernel's precision (m x m: cheap)
     W = kernel.astype("float64")(Z)
@@ -176,8 +212,8 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
             return T.T @ (T @ v)
     else:
         # the system's own Cholesky factor R (H ~ R^T R), C^T C from the kernel blocks: B = R^{-1}
-        if G is None:
-            G = matmul(gram.C.T, gram.C)
+        if G is None:  # C held: its C^T C (a float32 C as the streamed Gram: float32 SYRK per chunk)
+            G = _held_gram(gram.C)
         if center:
             G -= n * np.outer(gram.mean, gram.mean)
         G += alpha * W
@@ -206,7 +242,13 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
     r0[r0 == 0] = 1.0
     residuals = []
     it = 0
+    best, best_g, best_it, stalled = np.inf, g.copy(), 0, False
+    start = last = time.perf_counter()
     for _ in range(max_iter):
+        if time.perf_counter() - last > PROGRESS_EVERY:
+            last = time.perf_counter()
+            log.info("nystrom_cg: n=%d m=%d iteration %d, relative residual %.2e, %.0f s", n, m, it,
+                     residuals[-1], last - start)
         it += 1
         Ap = op(p)
         step = rs / np.maximum(np.einsum("ij,ij->j", p, Ap), np.finfo(np.float64).tiny)
@@ -214,10 +256,20 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
         r -= Ap * step
         rs_new = np.einsum("ij,ij->j", r, r)
         residuals.append(float(np.max(np.sqrt(rs_new) / r0)))
+        if residuals[-1] < best:
+            best, best_it = residuals[-1], it
+            best_g[...] = g
         if residuals[-1] <= tol:
+            break
+        if it - best_it >= STALL_ITERATIONS:
+            stalled = True
+            log.warning("nystrom_cg: n=%d m=%d: no new low of the relative residual (%.1e) in %d iterations, "
+                        "above tol %.1e; keeping iteration %d (raise tol or cg_tol to stop earlier)",
+                        n, m, best, STALL_ITERATIONS, tol, best_it)
             break
         p = r + p * (rs_new / np.maximum(rs, np.finfo(np.float64).tiny))
         rs = rs_new
-    beta = B(g)
+    beta = B(best_g)
     intercept = y_mean - gram.mean @ beta if center else np.zeros(Y2.shape[1])
-    return {"beta": beta, "intercept": intercept, "n_iter": it, "residuals": residuals, "stored": gram.C is not None}
+    return {"beta": beta, "intercept": intercept, "n_iter": it, "residuals": residuals, "stored": gram.C is not None,
+            "best_iter": best_it, "stalled": stalled}

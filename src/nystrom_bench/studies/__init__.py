@@ -12,7 +12,8 @@ supplies only what is its own:
   multiple-kernel study pairs on ``(dataset, seed)``);
 - its config: ``param_defaults`` (the keys ``params:`` may hold), ``method_keys``,
   ``kernel_keys`` (which kernel-spec keys it honours), :meth:`Study.check_params`,
-  :meth:`Study.check_method`, :meth:`Study.skip`, :meth:`Study.landmark_counts`;
+  :meth:`Study.check_method`, :meth:`Study.skip`, :meth:`Study.landmark_counts`,
+  :meth:`Study.check_data` (sizes against each data set's training part);
 - the learning problem: :meth:`Study.make_estimator`, :meth:`Study.targets`,
   :meth:`Study.score` -- or a whole :meth:`Study.evaluate` where one trial yields
   several numbers from one fit path (GNKR);
@@ -209,6 +210,10 @@ class Study:
                 est = self.make_estimator(kern, opts, coords, params, None)
                 if est is not None and hasattr(est, "_validate_params"):
                     est._validate_params()
+
+    def check_data(self, params, dataset, n_train):
+        """Why ``params`` cannot run on ``dataset`` with ``n_train`` training points (None if unknown), or None."""
+        return None
 
     def landmark_counts(self, params, method_name, method_cfg):
         """The landmark counts this method uses (checked against each data set's training size)."""

@@ -108,6 +108,12 @@ class ScaleStudy(Study):
             return
         KRR(**{k: v for k, v in opts.items() if k != "approach"})._validate_params()
 
+    def check_data(self, params, dataset, n_train):
+        big = max(_positive_ints(params, "n"))
+        if n_train is not None and big > n_train:
+            return f"n = {big} exceeds the {n_train} training points of {dataset!r}; lower params.n"
+        return None
+
     def landmark_counts(self, params, method_name, method_cfg):
         return [] if method_cfg.get("approach", "nystrom") == "exact" else _positive_ints(params, "m")
 
