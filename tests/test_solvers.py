@@ -90,21 +90,3 @@ def test_auto_solver_rule(monkeypatch):
     assert KRR(gamma=0.5, n_landmarks=40, random_state=0).fit(X, y).solver_ == "direct"
     assert KRR(gamma=0.5, n_landmarks=150, random_state=0).fit(X, y).solver_ == "cg"
 
-
-def test_a_stalled_residual_stops_at_the_best_iterate(caplog, monkeypatch):
-    """Products that are not exactly symmetric (here 1% of a fixed random matrix) give CG a residual floor:
-    the solver stops after STALL_ITERATIONS without a new low and returns the iterate of the lowest."""
-    from nystrom_bench import solvers
-
-    X, y, Z = _problem()
-    k = kernels.make("gaussian", gamma=0.5)
-    exact_mv, N = solvers._Gram.gram_mv, np.random.default_rng(0).standard_normal((len(Z), len(Z)))
-    monkeypatch.setattr(solvers._Gram, "gram_mv", lambda self, V: exact_mv(self, V) + 1e-2 * (N @ exact_mv(self, V)))
-    with caplog.at_level("WARNING", logger="nystrom_bench.solvers"):
-        res = nystrom_cg(X, k, Z, y, 1e-3 * len(X), tol=0.0, max_iter=2000)
-    assert res["stalled"] and res["n_iter"] < 2000 and "no new low" in caplog.text
-    assert res["n_iter"] - res["best_iter"] == solvers.STALL_ITERATIONS
-    assert res["residuals"][res["best_iter"] - 1] == min(res["residuals"]) < 1e-5
-    # without the perturbation the same call runs to max_iter: an exact CG keeps lowering its residual
-    monkeypatch.setattr(solvers._Gram, "gram_mv", exact_mv)
-    assert not nystrom_cg(X, k, Z, y, 1e-3 * len(X), tol=0.0, max_iter=300)["stalled"]
