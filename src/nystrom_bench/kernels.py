@@ -100,10 +100,11 @@ def check_dtype(dtype, where="dtype"):
 
 def matmul(A, B, chunk_bytes=4 * 2**20):
     """``A @ B`` in float64 for a float32 A (a block of kernel values), without a float64 copy of A: rows of
-    A are cast in chunks of ``chunk_bytes``.  The products of float32 kernel values run in float64
-    because a float32 dot product over m terms loses the digits that cancel: coefficients of a
-    regularised solve alternate in sign and can exceed the result by orders of magnitude (measured:
-    FALKON's CG at n = 10^6, m = 10^4 stalled at a relative residual of 1e-3 with float32 products)."""
+    A are cast in chunks of ``chunk_bytes``.  The products of float32 kernel values run in float64 so that
+    their accuracy does not depend on how much the coefficients cancel (a float32 dot product over m terms
+    keeps ~7 digits of the largest term, not of the sum).  Measured at n = 10^5, m = 3,000: float32
+    products gave predictions 1.6e-5 off (relative) and the same test RMSE to 6 digits, while the cast
+    costs ~20% of a streamed CG pass -- a price paid for robustness, not for a failure seen."""
     if A.dtype == np.float64:
         return A @ B
     B = np.asarray(B, dtype=np.float64)

@@ -78,6 +78,9 @@ class ScaleStudy(Study):
     reference_method = "direct"
     coords = ("n", "m")
     figure_coords = ()  # the study draws its own log-log figures
+    #: paired tests and mean +- sd tables per m, paired over sizes n and seeds (one seed per (n, m) cell
+    #: would give one-pair tests); the tables by size are the study's own (report_tables)
+    summary_coords = ("m",)
     param_defaults = {"n": [10000, 30000, 100000], "m": [1000], "lam": 1e-6, "exact_max_n": 20000,
                       "max_memory_mb": 16000, "cell_timeout": 1800}
     method_keys = ("approach", "solver", "dtype", "cg_tol", "cg_max_iter")
@@ -295,8 +298,8 @@ def exponent_table(df, order):
         c = _cell_means(df, metric)
         for (ds, m, method), g in c.groupby(["dataset", "m", "method"]):
             if g["n"].nunique() >= 2:
-                rows.append({"dataset": ds, "m": "-" if m < 0 else str(int(m)), "method": method,
-                             "metric": metric, "a": fit_exponent(g["n"], g[metric])})
+                rows.append({"dataset": ds, "m": m, "method": method, "metric": metric,
+                             "a": fit_exponent(g["n"], g[metric])})
     if not rows:
         return None
     t = pd.DataFrame(rows).pivot_table(index=["dataset", "m", "method"], columns="metric", values="a").reset_index()
@@ -304,6 +307,7 @@ def exponent_table(df, order):
     t = t.sort_values(["dataset", "m", "method"]).rename(columns={"fit_time": "a (fit time)",
                                                                    "peak_mem_mb": "a (peak memory)"})
     t["method"] = t["method"].astype(str)
+    t["m"] = t["m"].map(lambda v: "-" if v < 0 else str(int(v)))
     for col in ("a (fit time)", "a (peak memory)"):
         if col in t:
             t[col] = t[col].map(lambda v: "" if pd.isna(v) else f"{v:.2f}".replace("-0.00", "0.00"))
