@@ -17,6 +17,12 @@ so ``P = (n / m) W^2 + alpha W`` approximates H.  With ``T`` the upper Cholesky 
 
 and CG runs on the well-conditioned ``B^T H B gamma = B^T C^T y``, ``beta = B gamma`` -- each
 iteration one pass over the data and four m x m triangular solves.
+
+``preconditioner="gram"`` uses the system's own Cholesky factor instead (one O(n m^2) pass for
+``C^T C``): with float32 kernel blocks this is the float32 direct solve refined by CG against the
+blocks.  The kernel's ``dtype`` sets the precision of the blocks; products with them, their sums,
+the preconditioner and CG's vectors are float64.  Measured (``make bench-large``): n = 10^6,
+m = 10^4, float32, C streamed: 15 iterations to 1e-3 in 4.6 min and 3.2 GiB.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ __all__ = ["nystrom_cg"]
 log = logging.getLogger(__name__)
 #: seconds between two progress lines of a long solve (logger ``nystrom_bench.solvers``, level INFO)
 PROGRESS_EVERY = 30.0
+
 
 def _default_budget():
     """A quarter of the physical memory (2 GiB where it cannot be read)."""
