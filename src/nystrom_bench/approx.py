@@ -42,7 +42,7 @@ import time
 import numpy as np
 from scipy import linalg
 
-from .kernels import as_2d, check_dtype, make, matmul, matmul_t
+from .kernels import as_2d, crossprod, make, matmul, matmul_t
 
 __all__ = [
     "KernelOperator", "ExactOperator", "LowRankOperator", "NystromOperator", "ModifiedNystromOperator",
@@ -91,8 +91,8 @@ def build(name, X, kernel, dtype=None, **options):
     kernel : Kernel or str
     dtype : {"float64", "float32"} or None
         Precision of the kernel blocks (None: the kernel's own).  float32 is for ``nystrom`` from
-        landmarks: C = K(X, Z) is evaluated (and held, if stored) in float32, its products with
-        vectors run in float32 and every m x m matrix (W, C^T C, the factors) is float64.
+        landmarks: C = K(X, Z) is evaluated (and held, if stored) in float32; its products with
+        vectors and every m x m matrix (W, C^T C, the factors) are float64.
     **options
         ``landmarks=`` (indices into X, ``(c, d)`` points, or a :class:`Sketch`) and
         ``rank=`` for the Nystrom family; ``rank=`` for ``optimal``; ``levels=``,
@@ -106,7 +106,7 @@ def build(name, X, kernel, dtype=None, **options):
         ) from None
     kernel = make(kernel, dtype=dtype)
     if kernel.dtype != np.float64 and (name != "nystrom" or isinstance(options.get("landmarks"), Sketch)):
-        raise ValueError(f"approx.build({name!r}): dtype={check_dtype(kernel.dtype).name!r} is supported by the "
+        raise ValueError(f"approx.build({name!r}): dtype={kernel.dtype.name!r} is supported by the "
                          "nystrom operator from landmarks only; use dtype='float64'")
     t0 = time.perf_counter()
     op = cls.build(as_2d(X), kernel, **options)
@@ -340,7 +340,7 @@ class LowRankOperator(KernelOperator):
         if self._CtC is None:
             if self.C is None:
                 return self.moments()[0]
-            self._CtC = self.C.T @ self.C if self.C.dtype == np.float64 else _gram64(self.C)
+            self._CtC = crossprod(self.C)
         return self._CtC
 
     @property
@@ -377,16 +377,6 @@ class LowRankOperator(KernelOperator):
 
     def features(self, X_new):
         return matmul(self.cross(as_2d(X_new)), self.T)
-
-
-def _gram64(C, rows=4096):
-    """``C^T C`` of a float32 C summed in float64 over row chunks: a float32 C^T C carries ~1e-6 relative
-    errors, which a Woodbury solve with a small shift turns into an indefinite system."""
-    G = np.zeros((C.shape[1], C.shape[1]))
-    for i in range(0, len(C), rows):
-        Cb = C[i:i + rows].astype(np.float64)
-        G += Cb.T @ Cb
-    return G
 
 
 def _landmark_points(X, landmarks, name):

@@ -65,6 +65,8 @@ __all__ = [
     "check_dtype",
     "matmul",
     "matmul_t",
+    "crossprod",
+    "as_float64",
     "spec_keys",
     "check_spec",
     "from_spec",
@@ -115,6 +117,24 @@ def matmul(A, B, chunk_bytes=4 * 2**20):
     return out
 
 
+def as_float64(block):
+    """A block of kernel values in float64: itself, or a float32 block cast (in cache) before a product."""
+    return block if block.dtype == np.float64 else block.astype(np.float64)
+
+
+def crossprod(C, chunk_bytes=4 * 2**20):
+    """``C^T C`` in float64 for a held C; a float32 C is cast in row chunks and summed in float64 (a float32
+    C^T C carries ~1e-6 relative errors, which a solve with a small shift turns into an indefinite system)."""
+    if C.dtype == np.float64:
+        return C.T @ C
+    rows = max(1, chunk_bytes // (8 * max(C.shape[1], 1)))
+    G = np.zeros((C.shape[1], C.shape[1]))
+    for i in range(0, len(C), rows):
+        Cb = C[i:i + rows].astype(np.float64)
+        G += Cb.T @ Cb
+    return G
+
+
 def matmul_t(A, B, chunk_bytes=4 * 2**20):
     """``A^T @ B`` in float64 for a float32 A, summed over row chunks of A cast to float64 (as :func:`matmul`)."""
     if A.dtype == np.float64:
@@ -145,8 +165,6 @@ class Kernel:
     #: whether every kernel matrix of this kernel is positive semi-definite
     psd = True
     dtype = np.dtype(np.float64)
-    #: whether :meth:`_fill` writes float32 blocks itself (else it fills float64 and the block is cast)
-    native_float32 = False
 
     def __init__(self, block_bytes=DEFAULT_BLOCK_BYTES):
         self.block_bytes = int(block_bytes)
@@ -276,7 +294,7 @@ class Kernel:
         res = np.empty((len(X),) + v.shape[1:])
 
         def consume(sl, blk):  # a float32 block is cast first: its products run in float64 (see matmul)
-            res[sl] = (blk if blk.dtype == np.float64 else blk.astype(np.float64)) @ v
+            res[sl] = as_float64(blk) @ v
 
         self._for_blocks(X, Y, ysq, self._scratch_work(X, Y, ysq, consume))
         return res
@@ -329,7 +347,7 @@ class Kernel:
                 acc = local.acc = np.zeros(shape)
                 parts.append(acc)
             # a float32 block is cast first: the products run in float64 (see matmul)
-            acc += contribution(sl, blk if blk.dtype == np.float64 else blk.astype(np.float64))
+            acc += contribution(sl, as_float64(blk))
 
         self._for_blocks(X, Z, aux, self._scratch_work(X, Z, aux, consume))
         return np.sum(parts, axis=0) if parts else np.zeros(shape)
@@ -412,8 +430,6 @@ class Gaussian(Kernel):
         if not np.isfinite(gamma) or gamma <= 0:
             raise ValueError(f"gaussian kernel: gamma must be a positive finite number, got {gamma}")
         self.gamma = float(gamma)
-
-    native_float32 = True
 
     # The whole exponent comes out of one GEMM, [x, 1, |x|^2] . [2g z, -g |z|^2, -g]^T
     # = -g |x - z|^2, leaving only a clamp (round-off) and an in-place exp per block.

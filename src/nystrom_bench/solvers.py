@@ -34,7 +34,7 @@ import time
 import numpy as np
 from scipy import linalg
 
-from .kernels import matmul_t
+from .kernels import crossprod, matmul_t
 
 __all__ = ["nystrom_cg"]
 
@@ -55,18 +55,6 @@ def _default_budget():
 
 #: hold C = K(X, Z) between iterations when it takes at most this many bytes; else stream it
 STORE_BUDGET_BYTES = _default_budget()
-
-
-def _held_gram(C, rows=None):
-    """``C^T C`` of a held C; float32 in chunks summed in float64, as ``Kernel.gram`` streams it."""
-    if C.dtype == np.float64:
-        return C.T @ C
-    rows = rows or max(512, (128 * 2**20) // (4 * C.shape[1]))
-    G = np.zeros((C.shape[1], C.shape[1]))
-    for i in range(0, len(C), rows):
-        Cb = C[i:i + rows]
-        G += Cb.T @ Cb
-    return G
 
 
 def _cholesky_jittered(H, jitter):
@@ -212,8 +200,8 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
             return T.T @ (T @ v)
     else:
         # the system's own Cholesky factor R (H ~ R^T R), C^T C from the kernel blocks: B = R^{-1}
-        if G is None:  # C held: its C^T C (a float32 C as the streamed Gram: float32 SYRK per chunk)
-            G = _held_gram(gram.C)
+        if G is None:  # C held
+            G = crossprod(gram.C)
         if center:
             G -= n * np.outer(gram.mean, gram.mean)
         G += alpha * W

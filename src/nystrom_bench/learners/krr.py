@@ -101,10 +101,10 @@ class KRR(RegressorMixin, BaseEstimator):
         direct solve's test RMSE to 1e-6 relative; 1e-4 takes 16).
     cg_max_iter : int, default=100
     dtype : {"float64", "float32"}, default="float64"
-        Precision of the kernel blocks on the Nystrom paths: ``"float32"`` evaluates C = K(X, Z) and its
-        products (``C^T C``, CG's passes, prediction) in float32 -- GEMM and exp at twice the float64
-        speed, half the memory of a stored C -- and sums them and solves the c x c systems in float64.
-        Exact KRR runs in float64 only.
+        Precision of the kernel blocks on the Nystrom paths: ``"float32"`` evaluates C = K(X, Z) in
+        float32 -- GEMM and exp at twice the float64 speed, half the memory of a held C -- and the direct
+        solve's ``C^T C`` as a float32 SYRK (refined by CG); the other products with C, their sums and
+        the c x c systems are float64.  Exact KRR runs in float64 only.
     landmarks : array-like, default=None
         Explicit landmark indices into X, ``(c, d)`` points, or an ``(n, c)``
         :class:`~nystrom_bench.approx.Sketch`; overrides ``sampler``.

@@ -158,10 +158,12 @@ class ScaleStudy(Study):
         alpha = p["lam"] * n
         landmarks = None
         if m is not None:  # the same m landmarks for every method of this (seed, n, m)
+            if "landmark_seed" not in trial.cache:  # drawn once per (data set, seed), after the permutation
+                trial.cache["landmark_seed"] = int(trial.rng.integers(2**31))
             key = ("landmarks", n, m)
             if key not in trial.cache:
-                trial.cache[key] = np.sort(np.random.default_rng(trial.cache.setdefault(
-                    "landmark_seed", int(trial.rng.integers(2**31)))).choice(n, m, replace=False))
+                rng = np.random.default_rng(trial.cache["landmark_seed"])
+                trial.cache[key] = np.sort(rng.choice(n, m, replace=False))
             landmarks = trial.cache[key]
         gamma = trial.kernel.gamma
 
@@ -208,7 +210,7 @@ class ScaleStudy(Study):
 
     # -- report ------------------------------------------------------------------------------------
     def tested_rows(self, df):
-        """The paired tests compare methods within an (n, m) cell: exact KRR has no m."""
+        """The paired tests pair methods within each m (over n and seeds): exact KRR has no m."""
         return df[df["m"].notna()] if "m" in df else df
 
     def report_tables(self, df, study_cfg):
