@@ -23,6 +23,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/run.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/claims.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["job_log", "obtain_dataset", "save_splits", "load_splits", "run_study_job", "aggregate_study"]
+__all__ = ["job_log", "obtain_dataset", "save_splits", "load_splits", "run_study_job", "aggregate_study",
+           "analysis_info", "claims_ledger"]
 
 
 @contextmanager
@@ -153,3 +154,44 @@ def aggregate_study(study, inputs, output, coords, job_keys, tracking_uri, log=N
     if log:
         log.info("aggregated %d results; deleted %d stale MLflow runs", len(df), pruned)
     return df
+
+
+def analysis_info(kind, block):
+    """What the analysis stages (stats, figures, claims) need of a study block: its metrics with
+    their direction, coords, blocks, reference and methods -- nothing a title change touches."""
+    return {
+        "kind": kind.name,
+        "metrics": {m: list(v) for m, v in kind.metrics.items()},
+        "tested_metrics": list(kind.tested_metrics or kind.metrics),
+        "primary_metric": kind.primary_metric,
+        "reference": block.get("reference", kind.reference_method),
+        "coords": list(kind.coords),
+        "summary_coords": None if kind.summary_coords is None else list(kind.summary_coords),
+        "block_cols": list(kind.block_cols),
+        "methods": list(block["methods"]),
+    }
+
+
+def claims_ledger(config_path="config/config.yaml", results_dir="results", out_csv=None):
+    """The claims ledger of a finished run, outside the workflow (e.g. in a notebook).
+
+    Reads the config, each study block's ``<results_dir>/<block>/results.csv`` (a block whose
+    file is missing counts as not run) and returns the ledger DataFrame (and writes it to
+    ``out_csv`` if given).
+    """
+    import yaml
+
+    from . import claims, papers, studies
+    from .config import check
+    from .results import read_results
+
+    blocks = check(yaml.safe_load(Path(config_path).read_text()))
+    infos = {s: analysis_info(studies.get(b.get("kind", s)), b) for s, b in blocks.items()}
+    tables = {s: read_results(Path(results_dir) / s / "results.csv") for s in blocks
+              if (Path(results_dir) / s / "results.csv").exists()}
+    out = claims.ledger(papers.all_claims(), tables, infos)
+    if out_csv:
+        from .atomic import write_csv
+
+        write_csv(out, out_csv)
+    return out

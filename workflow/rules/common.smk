@@ -4,8 +4,10 @@ from types import SimpleNamespace
 
 from snakemake.exceptions import WorkflowError
 
+from nystrom_bench import papers as _papers
 from nystrom_bench import studies as _studies
 from nystrom_bench.config import ConfigError, all_seeds, check, study_jobs
+from nystrom_bench.jobs import analysis_info
 from nystrom_bench.provenance import config_hash
 
 try:
@@ -16,6 +18,8 @@ except ConfigError as exc:
 KINDS = {s: _studies.get(block.get("kind", s)) for s, block in STUDIES.items()}
 # study -> {job id: {"id", "datasets", "methods"}}: one run job each
 JOBS = {s: study_jobs(KINDS[s], block) for s, block in STUDIES.items()}
+# the paper data files (tables and claims): editing a claim re-runs the ledger and the reports
+PAPER_FILES = _papers.files()
 
 
 wildcard_constraints:
@@ -56,19 +60,7 @@ def job_keys(wildcards):
 
 def analysis_params(wildcards):
     """What the stats and figures stages need of a study: nothing a title change touches."""
-    kind = KINDS[wildcards.study]
-    block = STUDIES[wildcards.study]
-    return {
-        "kind": kind.name,
-        "metrics": {m: list(v) for m, v in kind.metrics.items()},
-        "tested_metrics": list(kind.tested_metrics or kind.metrics),
-        "primary_metric": kind.primary_metric,
-        "reference": block.get("reference", kind.reference_method),
-        "coords": list(kind.coords),
-        "summary_coords": None if kind.summary_coords is None else list(kind.summary_coords),
-        "block_cols": list(kind.block_cols),
-        "methods": list(block["methods"]),
-    }
+    return analysis_info(KINDS[wildcards.study], STUDIES[wildcards.study])
 
 
 def study_report_params(wildcards):
@@ -90,4 +82,5 @@ def all_targets():
     """Every report plus every result file, so deleting any result file re-runs it and its dependents."""
     runs = [f"results/{s}/runs/{j}.csv" for s in STUDIES for j in JOBS[s]]
     tables = expand("results/{study}/{table}.csv", study=STUDIES, table=["results", "stats"])
-    return runs + tables + expand("reports/{study}.pdf", study=STUDIES) + ["reports/summary.pdf"]
+    return (runs + tables + expand("reports/{study}.pdf", study=STUDIES)
+            + ["results/claims.csv", "reports/summary.pdf"])

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-__all__ = ["available", "load", "table", "all_claims", "PaperDataError", "VERDICTS"]
+__all__ = ["available", "files", "load", "table", "all_claims", "PaperDataError", "VERDICTS"]
 
 _DIR = Path(__file__).parent
 
@@ -36,6 +36,11 @@ class PaperDataError(ValueError):
 def available():
     """The keys of every paper data file (file stems), sorted."""
     return sorted(p.stem for p in _DIR.glob("*.yaml"))
+
+
+def files():
+    """The paper data files (absolute paths as strings), sorted: the workflow's inputs of the ledger."""
+    return [str(p) for p in sorted(_DIR.glob("*.yaml"))]
 
 
 def _check(key, doc):

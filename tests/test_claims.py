@@ -1,0 +1,162 @@
+"""The claims ledger: each rule against a plain SciPy/pandas computation on synthetic results."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from nystrom_bench import claims, papers
+
+INFO = {"metrics": {"err": ["Error", True], "acc": ["Accuracy", False]}, "coords": ["m"],
+        "block_cols": ["dataset", "kernel", "seed"]}
+
+
+def _frame(effects, n_seeds=8, datasets=("d1", "d2", "d3"), ms=(100, 300), noise=0.01, seed=0):
+    """err = 1 + effect(method) + noise; acc = 1 - err; one row per (dataset, seed, m, method)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for ds in datasets:
+        for s in range(n_seeds):
+            base = 1.0 + 0.1 * rng.standard_normal()
+            for m in ms:
+                for method, eff in effects.items():
+                    e = base + eff + noise * rng.standard_normal()
+                    rows.append({"study": "toy", "dataset": ds, "method": method, "kernel": "g", "seed": s,
+                                 "m": m, "err": e, "acc": 1 - e})
+    return pd.DataFrame(rows)
+
+
+def _claim(**kw):
+    return {"id": "c", "claim": "a claim", "where": "Table 1", "study": "toy", "paper": "P", **kw}
+
+
+def test_better_matches_scipy_wilcoxon_with_holm():
+    df = _frame({"a": -0.05, "b": 0.0, "c": -0.049})
+    row = claims.evaluate(_claim(rule="better", metric="err", a="a", b=["b", "c"]), df, INFO)
+    # plain computation: pairs over (dataset, kernel, seed, m)
+    wide = df.pivot_table(index=["dataset", "seed", "m"], columns="method", values="err")
+    p_b = sps.wilcoxon(wide["a"] - wide["b"]).pvalue
+    p_c = sps.wilcoxon(wide["a"] - wide["c"]).pvalue
+    holm = sorted([p_b, p_c])
+    adj = max(min(1, 2 * holm[0]), min(1, holm[1]))
+    assert row["p_value"] == pytest.approx(adj)
+    expected = "reproduced" if adj < 0.05 and (wide["a"] - wide["c"]).median() < 0 else "partly reproduced"
+    assert row["verdict"] == expected
+    assert "a vs b" in row["evidence"] and "Holm p" in row["evidence"]
+
+
+def test_better_direction_and_higher_is_better():
+    df = _frame({"a": -0.05, "b": 0.0})
+    assert claims.evaluate(_claim(rule="better", metric="err", a="a", b="b"), df, INFO)["verdict"] == "reproduced"
+    assert claims.evaluate(_claim(rule="better", metric="err", a="b", b="a"), df, INFO)["verdict"] == "not reproduced"
+    # accuracy: higher is better, so a (lower error) wins again
+    assert claims.evaluate(_claim(rule="better", metric="acc", a="a", b="b"), df, INFO)["verdict"] == "reproduced"
+
+
+def test_no_worse_and_tolerance():
+    same = _frame({"a": 0.0, "b": 0.0}, noise=0.02)
+    assert claims.evaluate(_claim(rule="no_worse", metric="err", a="a", b="b"), same, INFO)["verdict"] == "reproduced"
+    worse = _frame({"a": 0.005, "b": 0.0}, noise=0.001)
+    row = claims.evaluate(_claim(rule="no_worse", metric="err", a="a", b="b", tolerance=0.01), worse, INFO)
+    assert row["verdict"] == "partly reproduced"  # significantly worse by about 0.5%
+    row = claims.evaluate(_claim(rule="no_worse", metric="err", a="a", b="b", tolerance=0.001), worse, INFO)
+    assert row["verdict"] == "not reproduced"
+
+
+def test_column_other_than_method_pairs_on_the_remaining_coords():
+    df = _frame({"a": 0.0})
+    df.loc[df["m"] == 300, "err"] -= 0.05  # more landmarks, lower error
+    row = claims.evaluate(_claim(rule="better", metric="err", column="m", a=300, b=100), df, INFO)
+    assert row["verdict"] == "reproduced"
+    assert "(dataset, kernel, seed)" in row["test"]
+
+
+def test_best_on_most_counts_data_sets_and_binomial_p():
+    df = _frame({"a": -0.05, "b": 0.0, "c": 0.01})
+    df.loc[(df["dataset"] == "d3") & (df["method"] == "a"), "err"] += 0.2
+    row = claims.evaluate(_claim(rule="best_on_most", metric="err", a="a", b=["b", "c"]), df, INFO)
+    means = df.groupby(["dataset", "method"])["err"].mean().unstack()
+    k = int((means.idxmin(axis=1) == "a").sum())
+    assert row["ours"] == f"{k} of 3 data sets" and k == 2
+    assert row["verdict"] == "reproduced"
+    assert row["p_value"] == pytest.approx(sps.binomtest(2, 3, 1 / 3, alternative="greater").pvalue)
+
+
+def test_matches_value_tolerance_bands():
+    df = _frame({"a": 0.0}, noise=0.0)
+    mean = df["err"].mean()
+    for paper, verdict in ((mean * 1.1, "reproduced"), (mean * 1.3, "partly reproduced"),
+                           (mean * 2.0, "not reproduced")):
+        row = claims.evaluate(_claim(rule="matches_value", metric="err", paper_number=paper), df, INFO)
+        assert row["verdict"] == verdict
+
+
+def test_slope_below_follows_the_papers_p_order_definition():
+    # gap = C l^b with b = -0.5 (times noise): 1/2-order consistent needs b < 1/2, which holds with room
+    rng = np.random.default_rng(1)
+    rows = [{"study": "toy", "dataset": "d", "method": "u", "kernel": "g", "seed": s, "l": l,
+             "err": 3 * l ** -0.5 * np.exp(0.05 * rng.standard_normal())}
+            for s in range(3) for l in (250, 500, 1000, 2000)]
+    df = pd.DataFrame(rows)
+    info = {**INFO, "coords": ["l"]}
+    half = claims.evaluate(_claim(rule="slope_below", metric="err", transform={"slope": "l"}, p=0.5), df, info)
+    assert half["verdict"] == "reproduced"
+    strong = claims.evaluate(_claim(rule="slope_below", metric="err", transform={"slope": "l"}, p=-0.9), df, info)
+    assert strong["verdict"] == "not reproduced"
+    fit = sps.linregress(np.log(df["l"]), np.log(df["err"]))
+    assert f"b = {fit.slope:.2f}" in half["evidence"]
+
+
+def test_slope_transform_then_better_compares_decay_rates():
+    rows = []
+    for s in range(6):
+        for l in (250, 500, 1000):
+            rows.append({"study": "toy", "dataset": "d", "method": "fast", "kernel": "g", "seed": s, "l": l,
+                         "err": l ** (-1.0 - 0.01 * s)})
+            rows.append({"study": "toy", "dataset": "d", "method": "slow", "kernel": "g", "seed": s, "l": l,
+                         "err": l ** (-0.5 - 0.01 * s)})
+    info = {**INFO, "coords": ["l"]}
+    row = claims.evaluate(_claim(rule="better", metric="err", a="fast", b="slow", transform={"slope": "l"}),
+                          pd.DataFrame(rows), info)
+    assert "-0.5" in row["ours"] or row["verdict"] in ("reproduced", "partly reproduced")
+    assert row["evidence"].startswith("fast vs slow: median difference -0.5")
+
+
+def test_two_metrics_of_the_same_rows():
+    df = _frame({"a": 0.0})
+    df["err_honest"] = df["err"] + 0.05
+    info = {**INFO, "metrics": {**INFO["metrics"], "err_honest": ["Honest error", True]}}
+    row = claims.evaluate(_claim(rule="better", metric="err", metric_b="err_honest"), df, info)
+    assert row["verdict"] == "reproduced" and "err vs err_honest" in row["evidence"]
+
+
+def test_not_run_not_testable_and_errors():
+    assert claims.evaluate(_claim(rule="better", metric="err", a="a", b="b"), None, INFO)["verdict"] == "not run"
+    df = _frame({"a": 0.0, "b": 0.0})
+    row = claims.evaluate(_claim(rule="better", metric="err", a="a", b="b", datasets=["usps"]), df, INFO)
+    assert row["verdict"] == "not testable" and "usps" in row["evidence"]
+    row = claims.evaluate(_claim(not_testable="needs NCNM, not implemented"), df, INFO)
+    assert row["verdict"] == "not testable" and "NCNM" in row["evidence"]
+    row = claims.evaluate(_claim(rule="better", metric="err", a="zzz", b="b"), df, INFO)
+    assert row["verdict"] == "not testable" and "zzz" in row["evidence"]
+    with pytest.raises(ValueError, match="unknown rule"):
+        claims.evaluate(_claim(rule="wins", metric="err"), df, INFO)
+    with pytest.raises(ValueError, match="metric 'nope'"):
+        claims.evaluate(_claim(rule="better", metric="nope", a="a", b="b"), df, INFO)
+
+
+def test_every_declared_claim_is_well_formed():
+    """Every paper file loads; every claim names a known rule, and ids are unique per paper."""
+    all_claims = papers.all_claims()
+    for c in all_claims:
+        assert c.get("not_testable") or c["rule"] in claims.RULES, c["id"]
+    keys = [(c["paper_key"], c["id"]) for c in all_claims]
+    assert len(keys) == len(set(keys))
+
+
+def test_ledger_gives_not_run_for_a_block_left_out():
+    cl = [_claim(rule="better", metric="err", a="a", b="b"), {**_claim(rule="better", metric="err", a="a", b="b"),
+                                                               "id": "d", "study": "absent"}]
+    out = claims.ledger(cl, {"toy": _frame({"a": -0.05, "b": 0.0})}, {"toy": INFO})
+    assert list(out.columns) == claims.COLUMNS
+    assert list(out["verdict"]) == ["reproduced", "not run"]
