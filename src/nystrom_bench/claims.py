@@ -64,7 +64,7 @@ __all__ = ["COLUMNS", "RULES", "evaluate", "ledger", "write_ledger", "verdict_co
 
 #: the ledger's columns, in order
 COLUMNS = ["paper", "claim_id", "claim", "where", "paper_value", "ours", "test", "p_value", "effect", "verdict",
-           "evidence", "study"]
+           "evidence", "study", "question"]
 ALPHA = 0.05
 
 
@@ -360,7 +360,8 @@ RULES = {"better": _better, "no_worse": _no_worse, "best_on_most": _best_on_most
 def _base(claim):
     return {"paper": claim.get("paper", ""), "claim_id": claim["id"], "claim": claim["claim"],
             "where": claim["where"], "paper_value": str(claim.get("paper_value", "")), "study": claim["study"],
-            "ours": "", "test": "", "p_value": float("nan"), "effect": "", "verdict": "", "evidence": ""}
+            "ours": "", "test": "", "p_value": float("nan"), "effect": "", "verdict": "", "evidence": "",
+            "question": ",".join(_as_list(claim.get("answers", [])))}
 
 
 def evaluate(claim, df, info=None):

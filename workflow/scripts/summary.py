@@ -1,9 +1,12 @@
-"""The summary PDF over all studies (thin adapter)."""
+"""The summary PDF and reports/FINDINGS.md: findings first, then the studies (thin adapter)."""
 from nystrom_bench.jobs import job_log
 
 with job_log(snakemake.log[0]) as log:  # noqa: F821 - injected by Snakemake
-    from nystrom_bench import report
+    from nystrom_bench import findings
 
     sm = snakemake  # noqa: F821
-    report.summary_pdf(list(sm.input.results), list(sm.input.paired), sm.params.infos,
-                       sm.params.title, sm.output[0])
+    infos = dict(sm.params.infos)
+    found = findings.summary_pdf(sm.input.claims, dict(zip(infos, sm.input.results, strict=True)), infos,
+                                 sm.params.title, sm.output.pdf, findings_md=sm.output.markdown,
+                                 config_name=sm.params.config_name)
+    log.info("findings: %s", found["counts"])

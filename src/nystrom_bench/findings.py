@@ -1,0 +1,362 @@
+"""What the benchmark found: the answers to the questions it exists for, and a practitioner's guide.
+
+Everything here is computed from the result tables and the claims ledger of one run; no
+sentence carries a typed number or verdict.  :func:`findings` gathers
+
+- ``counts``: verdicts of the claims ledger;
+- ``answers``: one short answer per question (which sampler; which approximation; GSA, LLA
+  or NCR; approximate vs cross-validated kernel selection; how fast the approximation
+  becomes consistent), each citing its study, the test and the effect size;
+- ``guide``: a decision table (task, n, landmark budget) -> what to use, each row backed by
+  a study result and the library call that does it.
+
+:func:`markdown` renders them as ``reports/FINDINGS.md``; :mod:`nystrom_bench.report` puts the
+same on the first pages of ``reports/summary.pdf``.  A question whose studies did not run
+says so instead of answering.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from . import stats
+
+__all__ = ["rank_methods", "findings", "markdown", "QUESTIONS"]
+
+
+def _fmt(v, sig=2):
+    if v is None or not math.isfinite(float(v)):
+        return "n/a"
+    v = float(v)
+    if v == 0:
+        return "0"
+    if 1e-3 <= abs(v) < 1e5:
+        return f"{v:.{max(sig - 1 - int(math.floor(math.log10(abs(v)))), 0)}f}"
+    mant, _, exp = f"{v:.{sig - 1}e}".partition("e")
+    return f"{mant}e{int(exp)}"
+
+
+def _p(p):
+    return "n/a" if p is None or not math.isfinite(p) else (f"{p:.2g}" if p >= 1e-3 else _fmt(p, 1))
+
+
+def rank_methods(df, metric, lower, among, column="method", blocks=("dataset", "kernel", "seed"), where=None):
+    """Rank the values ``among`` of ``column`` on ``metric`` over complete paired blocks.
+
+    Returns ``None`` (fewer than two contenders with results) or a dict: ``order`` (best
+    first), ``ranks`` (mean rank, 1 = best), ``friedman_p`` (NaN with two contenders),
+    ``n_blocks``, ``best``, ``runner_up``, ``p`` (Wilcoxon of best vs runner-up, two-sided),
+    ``effect`` (median relative difference best vs runner-up) and ``wins``/``n_pairs``.
+    """
+    if df is None or metric not in df:
+        return None
+    sub = df[df[column].astype(str).isin([str(a) for a in among]) & df[metric].notna()]
+    for col, val in (where or {}).items():
+        sub = sub[sub[col].astype(str).isin([str(v) for v in (val if isinstance(val, list) else [val])])]
+    blocks = [b for b in blocks if b in sub and b != column]
+    present = [a for a in among if (sub[column].astype(str) == str(a)).any()]
+    if len(present) < 2:
+        return None
+    sub = sub.assign(**{column: sub[column].astype(str)})
+    wide = stats.pivot_pairs(sub, metric, column, blocks)
+    if len(wide) < 2:
+        return None
+    ranks = (wide if lower else -wide).rank(axis=1).mean().sort_values()
+    fried = stats.friedman(sub, metric, column, blocks, lower) if len(present) >= 3 else None
+    best, runner = ranks.index[0], ranks.index[1]
+    pair = stats.paired_tests(sub[sub[column].isin([best, runner])], metric, runner, column, blocks, lower)
+    row = pair.iloc[0]
+    base = wide[runner]
+    effect = float(((wide[best] - base) / base.abs()).median()) if (base != 0).all() else float("nan")
+    return {"order": list(ranks.index), "ranks": ranks.to_dict(), "friedman_p": fried["p"] if fried else float("nan"),
+            "n_blocks": len(wide), "n_datasets": wide.reset_index()["dataset"].nunique() if "dataset" in blocks else 0,
+            "best": best, "runner_up": runner, "p": float(row["wilcoxon_p"]), "effect": effect,
+            "wins": int(row["wins"]), "n_pairs": int(row["n_pairs"])}
+
+
+def _rank_sentence(study, label, r, lower):
+    if r is None:
+        return None
+    ranks = ", ".join(f"{m} {r['ranks'][m]:.1f}" for m in r["order"])
+    fried = f"; Friedman p = {_p(r['friedman_p'])}" if math.isfinite(r["friedman_p"]) else ""
+    eff = "" if not math.isfinite(r["effect"]) else f"median {r['effect'] * 100:+.1f}% {label.lower()}, "
+    sig = "significant" if r["p"] < 0.05 else "not significant"
+    return (f"{study} ({r['n_datasets']} data sets, {r['n_blocks']} paired blocks), {label.lower()}: mean ranks "
+            f"{ranks}{fried}. {r['best']} vs {r['runner_up']}: {eff}better in {r['wins']} of {r['n_pairs']} pairs, "
+            f"Wilcoxon p = {_p(r['p'])} ({sig}).")
+
+
+#: the questions the benchmark exists for; each lists the (study, metric, column, contenders[, where])
+#: rankings that answer it and the claims (paper key, claim id) that bear on it
+QUESTIONS = [
+    {"id": "sampler", "question": "Which landmark sampler?",
+     "rankings": [("krc", "test_accuracy", "method", ["nystrom_uniform", "nystrom_kmeans", "nystrom_rls"], None),
+                  ("integration", "test_accuracy", "method", ["uniform", "leverage", "kmeans", "gaussian"],
+                   {"integration": "lla"}),
+                  ("integration_krr", "test_mse", "method", ["uniform", "leverage", "kmeans", "gaussian"],
+                   {"integration": "lla"}),
+                  ("consistency", "relative_gap", "method",
+                   ["uniform", "colnorm", "leverage", "adapt_deshp", "adapt_kumar", "adapt_ms"], None)]},
+    {"id": "approximation", "question": "Which approximation?",
+     "rankings": [("consistency", "relative_gap", "method", ["optapp", "uniform", "modified", "mcm"], None),
+                  ("gen_nystrom", "error", "method", ["nystrom", "gen_nystrom", "csi", "breg"], None)]},
+    {"id": "mode", "question": "GSA, LLA or NCR?",
+     "rankings": [("integration", "rel_error", "integration", ["gsa", "lla"], None),
+                  ("integration", "test_accuracy", "integration", ["gsa", "lla"], None),
+                  ("integration_krr", "test_mse", "integration", ["gsa", "lla", "ncr"], None),
+                  ("krr", "test_mse", "method", ["nystrom_gsa", "nystrom_lla"], None)]},
+    {"id": "selection", "question": "Approximate or cross-validated kernel selection?",
+     "rankings": [("selection", "test_accuracy", "method", ["accurate", "mcm", "nystrom", "nystrom_adapt_ms", "cv5"],
+                   None),
+                  ("selection", "test_mse", "method", ["accurate", "mcm", "nystrom", "nystrom_adapt_ms", "cv5"], None),
+                  ("selection", "selection_seconds", "method",
+                   ["accurate", "mcm", "nystrom", "nystrom_adapt_ms", "cv5"], None)]},
+    {"id": "consistency", "question": "How fast does the approximate criterion become consistent?",
+     "claims_only": True, "rankings": []},
+]
+
+
+#: the question a claim bears on when it does not say (``answers:``), by its study block
+_QUESTION_OF_STUDY = {"krc": "sampler", "integration": "mode", "integration_krr": "mode", "krr": "mode",
+                      "gen_nystrom": "approximation", "gen_nystrom_labels": "approximation",
+                      "consistency": "approximation", "consistency_mcm": "approximation",
+                      "consistency_order": "consistency", "selection": "selection", "gnkr": "approximation",
+                      "gnkr_real": "approximation", "scale": "scale"}
+
+
+def _claims_for(ledger, qid):
+    """Ledger rows that bear on a question: the claim's ``answers`` (the ledger's ``question``
+    column), else the question of its study block."""
+    if ledger is None or not len(ledger):
+        return pd.DataFrame()
+    asked = ledger.get("question", pd.Series("", index=ledger.index)).fillna("").astype(str)
+    qs = [a.split(",") if a else [_QUESTION_OF_STUDY.get(s, "")] for a, s in zip(asked, ledger["study"], strict=True)]
+    return ledger[[qid in [q.strip() for q in q_list] for q_list in qs]]
+
+
+def _answers(tables, infos, ledger):
+    out = []
+    for q in QUESTIONS:
+        lines = []
+        for study, metric, column, among, where in q["rankings"]:
+            df, info = tables.get(study), infos.get(study) or {}
+            if df is None or metric not in (info.get("metrics") or {}):
+                continue
+            label, lower = info["metrics"][metric]
+            blocks = [*info.get("block_cols", ["dataset", "kernel", "seed"]),
+                      *[c for c in info.get("coords", []) if c != column]]
+            line = _rank_sentence(study, label, rank_methods(df, metric, bool(lower), among, column, blocks, where),
+                                  bool(lower))
+            if line:
+                lines.append(line)
+        related = _claims_for(ledger, q["id"])
+        for _, c in related.iterrows():
+            lines.append(f"Claim ({c['paper']}, {c['where']}): {c['claim']} -> {c['verdict']}; ours: {c['ours']}.")
+        out.append({"id": q["id"], "question": q["question"],
+                    "lines": lines or ["Not answered by this run: none of its studies ran."]})
+    return out
+
+
+def _guide(tables, infos):
+    """The decision table: each recommendation is the winner of a ranking in this run's results."""
+    def winner(study, metric, column, among, where=None):
+        info = infos.get(study) or {}
+        if study not in tables or metric not in (info.get("metrics") or {}):
+            return None
+        blocks = [*info.get("block_cols", ["dataset", "kernel", "seed"]),
+                  *[c for c in info.get("coords", []) if c != column]]
+        return rank_methods(tables[study], metric, bool(info["metrics"][metric][1]), among, column, blocks, where)
+
+    rows = []
+    reg_mode = winner("integration_krr", "test_mse", "integration", ["gsa", "lla", "ncr"])
+    reg_sampler = winner("integration_krr", "test_mse", "method", ["uniform", "leverage", "kmeans", "gaussian"],
+                         {"integration": (reg_mode or {}).get("best", "lla")})
+    exact_gap = winner("krr", "test_mse", "method", ["exact", "nystrom_lla"])
+    if exact_gap:
+        rows.append({"task": "regression", "n": "up to ~10^4", "budget": "n^2 memory",
+                     "use": "exact KRR" if exact_gap["best"] == "exact" else "Nystrom LLA (m = 100 suffices here)",
+                     "evidence": f"krr: {exact_gap['best']} better than {exact_gap['runner_up']} in "
+                                 f"{exact_gap['wins']} of {exact_gap['n_pairs']} pairs, median "
+                                 f"{exact_gap['effect'] * 100:+.1f}% test MSE, p = {_p(exact_gap['p'])}",
+                     "call": 'KRR(approximation="exact", gamma="median", alpha=0.1)'
+                             if exact_gap["best"] == "exact" else
+                             'KRR(n_landmarks=100, mode="lla", gamma="median", alpha=0.1)'})
+    if reg_mode and reg_sampler:
+        rows.append({"task": "regression", "n": "10^4 and more", "budget": "m landmarks, O(n m) memory",
+                     "use": f"Nystrom, {reg_sampler['best']} landmarks, mode {reg_mode['best'].upper()}",
+                     "evidence": f"integration_krr: mode {reg_mode['best']} ranks first (p = {_p(reg_mode['p'])} vs "
+                                 f"{reg_mode['runner_up']}); sampler {reg_sampler['best']} ranks first "
+                                 f"(p = {_p(reg_sampler['p'])} vs {reg_sampler['runner_up']})",
+                     "call": f'KRR(n_landmarks=m, sampler="{_sampler_name(reg_sampler["best"])}", '
+                             f'mode="{reg_mode["best"]}", gamma="median")'})
+    solver = winner("scale", "fit_time", "method", ["direct", "direct_f32", "cg", "cg_f32"])
+    if solver:
+        rows.append({"task": "regression", "n": "10^5 and more", "budget": "time",
+                     "use": f"solver/precision: {solver['best']}",
+                     "evidence": f"scale: {solver['best']} fastest fit of {', '.join(solver['order'])} "
+                                 f"(median {solver['effect'] * 100:+.0f}% vs {solver['runner_up']}, "
+                                 f"p = {_p(solver['p'])}); test RMSE in the scale report",
+                     "call": _solver_call(solver["best"])})
+    clf_sampler = winner("krc", "test_accuracy", "method", ["nystrom_uniform", "nystrom_kmeans", "nystrom_rls"])
+    clf_mode = winner("integration", "test_accuracy", "integration", ["gsa", "lla"])
+    if clf_sampler:
+        mode = (clf_mode or {}).get("best", "lla")
+        rows.append({"task": "classification", "n": "any", "budget": "m = 100 landmarks",
+                     "use": f"Nystrom, {clf_sampler['best'].replace('nystrom_', '')} landmarks, mode {mode.upper()}",
+                     "evidence": f"krc: {clf_sampler['best']} ranks first (median "
+                                 f"{clf_sampler['effect'] * 100:+.1f}% accuracy vs {clf_sampler['runner_up']}, "
+                                 f"p = {_p(clf_sampler['p'])})"
+                                 + (f"; integration: {mode} vs {clf_mode['runner_up']} p = {_p(clf_mode['p'])}"
+                                    if clf_mode else ""),
+                     "call": f'KRRClassifier(n_landmarks=100, sampler="{_sampler_name(clf_sampler["best"])}", '
+                             f'mode="{mode}", gamma="median")'})
+    sel = winner("selection", "test_accuracy", "method", ["accurate", "mcm", "nystrom", "cv5"])
+    sel_t = winner("selection", "selection_seconds", "method", ["accurate", "mcm", "nystrom", "cv5"])
+    if sel and sel_t:
+        rows.append({"task": "width and regularisation", "n": "any", "budget": "a grid of widths",
+                     "use": f"select the width with {sel['best']} (most accurate); {sel_t['best']} is fastest",
+                     "evidence": f"selection: accuracy ranks {', '.join(sel['order'])}; time ranks "
+                                 f"{', '.join(sel_t['order'])}",
+                     "call": 'selection.criterion_path(X, y, gammas, "nystrom", "ree") or selection.cv_path(...)'})
+    return rows
+
+
+_SAMPLERS = {"uniform": "uniform", "kmeans": "kmeans", "rls": "ridge_leverage", "leverage": "leverage",
+             "gaussian": "gaussian_sketch"}
+
+
+def _sampler_name(method):
+    """The library's sampler name for a study method label (nystrom_kmeans -> kmeans)."""
+    return _SAMPLERS.get(method.replace("nystrom_", ""), method)
+
+
+def _solver_call(method):
+    solver = "cg" if method.startswith("cg") else "direct"
+    dtype = ', dtype="float32"' if method.endswith("f32") else ""
+    return f'KRR(n_landmarks=m, solver="{solver}"{dtype})'
+
+
+def findings(tables, infos, ledger):
+    """``{"counts", "answers", "guide"}`` of one run (see the module docstring)."""
+    from .claims import verdict_counts
+
+    return {"counts": verdict_counts(ledger) if ledger is not None and len(ledger) else {},
+            "answers": _answers(tables, infos, ledger), "guide": _guide(tables, infos)}
+
+
+def _md_cell(v):
+    return str(v).replace("|", "/").replace("\n", " ")
+
+
+def markdown(found, ledger, provenance_line=""):
+    """The findings as Markdown (``reports/FINDINGS.md``)."""
+    out = ["# Findings", ""]
+    if provenance_line:
+        out += [f"_{provenance_line}_", ""]
+    counts = ", ".join(f"{n} {v}" for v, n in found["counts"].items())
+    out += [f"**{len(ledger)} claims of the five papers and of this project: {counts}.**", "",
+            "| paper | claim | where | paper | ours | verdict |", "|---|---|---|---|---|---|"]
+    for _, c in ledger.iterrows():
+        out.append("| " + " | ".join(_md_cell(c[k]) for k in ("paper", "claim", "where", "paper_value", "ours",
+                                                              "verdict")) + " |")
+    out += ["", "## Answers", ""]
+    for a in found["answers"]:
+        out += [f"**{a['question']}**", ""] + [f"- {line}" for line in a["lines"]] + [""]
+    out += ["## Practitioner's guide", "", "| task | n | budget | use | evidence | library call |",
+            "|---|---|---|---|---|---|"]
+    for r in found["guide"]:
+        out.append("| " + " | ".join(_md_cell(r[k]) for k in ("task", "n", "budget", "use", "evidence")) +
+                   f" | `{r['call']}` |")
+    return "\n".join(out) + "\n"
+
+
+_VERDICT_SHORT = {"reproduced": "REPRODUCED", "partly reproduced": "PARTLY", "not reproduced": "NOT REPRODUCED",
+                  "not testable": "not testable", "not run": "not run"}
+
+
+def _short(text, n):
+    text = str(text)
+    return text if len(text) <= n else text[: n - 3].rstrip() + "..."
+
+
+def summary_pdf(ledger_csv, result_csvs, infos, title, out_pdf, findings_md=None, config_name=""):
+    """``reports/summary.pdf``: the findings page (ledger, answers), the practitioner's guide, then
+    one short section per study; ``findings_md``: the same findings as Markdown.
+
+    ``result_csvs`` and ``infos`` are keyed by study block (``infos[s]`` as the workflow's report
+    params: title, description, metrics, coords, block_cols, primary_metric, reference).
+    """
+    from . import provenance
+    from .atomic import replace_into
+    from .report import _PDF, mean_sd_table
+
+    ledger = pd.read_csv(ledger_csv) if ledger_csv else pd.DataFrame()
+    tables = {s: pd.read_csv(p) for s, p in result_csvs.items()}
+    found = findings(tables, infos, ledger)
+    prov = provenance.summary()
+    line = (f"Run of {prov['date']}, config {config_name or 'config/config.yaml'}, git commit {prov['git_commit']}, "
+            f"{prov['hardware']}")
+    doc = _PDF(f"{title}: findings")
+    doc.title(f"{title}: what the benchmark found")
+    doc.para(line, size=7.5)
+    counts = ", ".join(f"{n} {v}" for v, n in found["counts"].items())
+    doc.para(f"{len(ledger)} claims of the five papers and of this project, verdicts computed from this run's "
+             f"results by the paired test each claim calls for: {counts}.", style="B")
+    if len(ledger):
+        shown = pd.DataFrame({"paper": ledger["paper"].map(lambda p: _short(p, 26)),
+                              "claim": ledger["claim"].map(lambda c: _short(c, 92)),
+                              "paper says": ledger["paper_value"].map(lambda v: _short(v, 30)),
+                              "ours": ledger["ours"].fillna("").map(lambda v: _short(v, 34)),
+                              "verdict": ledger["verdict"].map(_VERDICT_SHORT)})
+        doc.table(shown, size=5.6, col_widths=(22, 78, 28, 30, 18))
+    doc.heading("Answers")
+    for a in found["answers"]:
+        doc.para(a["question"], size=8.5, style="B")
+        for ln in a["lines"][:4]:
+            doc.para(ln, size=7.2)
+    doc.heading("Practitioner's guide")
+    doc.para("Each row is the winner of a paired comparison in this run (evidence column); the library call "
+             "does it. Widths: the median heuristic (gamma='median') throughout.", size=8)
+    if found["guide"]:
+        doc.table(pd.DataFrame(found["guide"])[["task", "n", "budget", "use", "evidence", "call"]], size=6,
+                  col_widths=(18, 16, 20, 30, 52, 44))
+    doc.heading("The studies")
+    for i, (study, info) in enumerate(infos.items(), 1):
+        if study not in tables:
+            continue
+        df = tables[study]
+        doc.para(f"{i}. {info.get('title', study)} (reports/{study}.pdf)", size=9, style="B")
+        own = ledger[ledger["study"] == study] if len(ledger) else ledger
+        if len(own):
+            doc.para("Claims: " + "; ".join(f"{_short(c, 70)} -> {v}" for c, v in zip(own["claim"], own["verdict"],
+                                                                                         strict=True)), size=7.5)
+        metric = info.get("primary_metric")
+        if metric and metric in df:
+            label = info["metrics"][metric][0]
+            doc.para(f"{label}, mean +- sd over seeds:", size=7.5)
+            coords = [c for c in info.get("coords", []) if c in (info.get("summary_coords") or [])]
+            doc.table(mean_sd_table(df, metric, order=info.get("methods"), coords=coords), size=6)
+    doc.save(out_pdf)
+    if findings_md:
+        text = markdown(found, ledger, line)
+        replace_into(findings_md, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    return found
+
+
+SNAPSHOT_START, SNAPSHOT_END = "<!-- findings:start -->", "<!-- findings:end -->"
+
+
+def snapshot_readme(findings_md, readme="README.md"):
+    """Put the findings of ``findings_md`` into ``readme`` between the snapshot markers (headings
+    one level down), replacing the last snapshot; the README then shows the run it came from."""
+    text = Path(findings_md).read_text(encoding="utf-8")
+    body = "\n".join(("#" + ln if ln.startswith("#") else ln) for ln in text.splitlines()[1:]).strip()
+    doc = Path(readme).read_text(encoding="utf-8")
+    if SNAPSHOT_START not in doc or SNAPSHOT_END not in doc:
+        raise ValueError(f"{readme} has no findings snapshot markers ({SNAPSHOT_START} ... {SNAPSHOT_END})")
+    head, rest = doc.split(SNAPSHOT_START, 1)
+    _old, tail = rest.split(SNAPSHOT_END, 1)
+    Path(readme).write_text(f"{head}{SNAPSHOT_START}\n{body}\n{SNAPSHOT_END}{tail}", encoding="utf-8")
