@@ -1,7 +1,6 @@
 """The gen_nystrom study kind (Lan, Zhang et al., AIJ 2017): protocol, rows, paper tables, checks."""
 
 import json
-import re
 
 import numpy as np
 import pandas as pd
@@ -69,11 +68,16 @@ def test_rows_every_method_and_the_protocol():
     assert err == pytest.approx(by[("gen_nystrom", 0)]["metrics"]["error"])
 
 
-def test_paper_tables_parsed():
-    t1, t2 = mod.PAPER_TABLES[1], mod.PAPER_TABLES[2]
+def test_paper_tables_come_from_the_paper_data_file():
+    t1, t2 = mod.paper_table(1), mod.paper_table(2)
     assert len(t1) == 16 and len(t2) == 17
     assert t1["german"]["Ours single kernel"] == (36.84, 3.37, 0.4)
     assert t2["satimage"]["ABMKL"] == (13.6, 0.71, 7.8) and "NCNM" not in t1["mnist"]
+    assert mod.paper_columns(1)[-1] == "Ours single kernel" and "SKM" in mod.paper_columns(2)
+    assert mod.paper_dataset("german_keel") == "german" and mod.paper_dataset("digits49") is None
+    # every approach's column is a column of its table
+    assert all(col in mod.paper_columns(table) for table, col in mod.APPROACHES.values())
+    assert all(col in mod.paper_columns(table) for col, (table, _) in mod.NOT_IMPLEMENTED.items())
 
 
 def _frame():
@@ -121,14 +125,21 @@ def test_params_are_json():
     assert json.loads(json.dumps(mod.NOT_IMPLEMENTED))["NCNM"][0] == 1
 
 
-def test_paper_vs_ours_paragraph_compares_on_the_papers_data_sets():
+def test_best_marks_use_the_paired_t_test():
+    from scipy import stats as sps
+
     df = _frame()
-    methods = {m: {"approach": m} for m in ("svm", "nystrom", "gen_nystrom", "cabmkl")}
-    text = mod.paper_vs_ours(df, methods, 1)
-    assert re.search(r"segment \(ours vs paper\): LibSVM (19|20)\.\d vs 8\.2, Nystrom 1[45]\.\d vs 9\.6, Ours single kernel (9|10)\.\d vs 9\.6", text)
-    assert "best here Ours single kernel, in the paper among these LibSVM" in text
-    assert "lower mean error than Nystrom on 1 of our 1 data sets (segment); in the paper on 15 of 16" in text
-    assert mod.paper_vs_ours(df, {"svm": {"approach": "svm"}}, 2) == ""
+    seg = df[df["method"].isin(["gen_nystrom", "cabmkl"])]
+    assert mod._best_marks(seg) == {"gen_nystrom"}  # 2 points apart, sd 0.3: significant
+    near = df[df["method"] == "gen_nystrom"].assign(method="twin")
+    near["error"] = near["error"].to_numpy() + np.array([0.5, -0.4, 0.3, -0.2, 0.1, 0.05])
+    both = pd.concat([df[df["method"] == "gen_nystrom"], near])
+    p = sps.ttest_rel(near["error"].to_numpy(), df[df["method"] == "gen_nystrom"]["error"].to_numpy()).pvalue
+    assert p >= 0.05 and mod._best_marks(both) == {"gen_nystrom", "twin"}
+    const = near.assign(error=df[df["method"] == "gen_nystrom"]["error"].to_numpy() + 1.0)
+    assert mod._best_marks(pd.concat([df[df["method"] == "gen_nystrom"], const])) == {"gen_nystrom"}
+    same = near.assign(error=df[df["method"] == "gen_nystrom"]["error"].to_numpy())
+    assert mod._best_marks(pd.concat([df[df["method"] == "gen_nystrom"], same])) == {"gen_nystrom", "twin"}
 
 
 def test_unit_mean_diagonal():

@@ -42,7 +42,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from .. import sampling, seeding
+from .. import papers, sampling, seeding
 from . import Study, check_sampler, register
 
 #: approach -> (table, the paper's column name)
@@ -58,77 +58,25 @@ NOT_IMPLEMENTED = {
     "SKM": (2, "support kernel machine (Bach et al.): SMO on a smoothed dual of the l1-MKL problem that SimpleMKL and "
                "GLMKL solve here"),
 }
-#: the paper's column order of Tables 1 and 2
-PAPER_COLUMNS = {
-    1: ["LibSVM", "Nystrom", "CSI", "Spectral", "Cluster", "Breg", "NCNM", "Ours single kernel"],
-    2: ["ABMKL", "CABMKL", "SKM", "SimpleMKL", "GLMKL", "Ours multiple kernels"],
-}
-#: our data sets that are the paper's (or a mirror of it)
-PAPER_DATASET = {"g241c": "g241C", "digit1": "Digit1", "usps_ssl": "USPS", "coil": "coil", "coil2": "coil2",
-                 "text_ssl": "Text", "german_keel": "german", "german": "german", "usps49": "usps49", "usps27": "usps27", "segment": "segment", "satimage": "satimage", "dna": "dna",
-                 "usps": "usps-full", "a1a": "adult1a", "svmguide1": "svmgd1a", "mnist": "mnist"}
+#: the paper data file (:mod:`nystrom_bench.papers`) holding Tables 1 and 2 and the claims this study tests
+PAPER_KEY = "lan_aij2017"
 
 
-# Lan, Zhang et al. Tables 1 and 2 (seed text): data set, n/d/#cls, then per column "error+-sd seconds"
-# ("- -": not run in the paper), columns in PAPER_COLUMNS order.
-_PAPER = {
-    1: """
-g241C 1500/241/2 | 22.09+-1.34 0.9 | 27.09+-2.16 0.8 | 22.37+-1.80 0.8 | 23.64+-1.28 108.2 | 26.59+-3.96 63.3 | 26.31+-1.81 17.7 | 22.86+-1.51 22.7 | 21.57+-0.85 1.2
-Digit1 1500/241/2 | 4.96+-1.15 0.1 | 5.67+-1.25 0.8 | 4.97+-0.84 0.8 | 3.87+-1.71 70.5 | 5.53+-1.01 0.5 | 6.01+-1.62 27.3 | 6.40+-1.03 22.3 | 4.71+-0.71 1.2
-USPS 1500/241/2 | 11.55+-4.33 0.1 | 10.67+-3.46 0.7 | 8.60+-2.55 0.7 | 11.28+-0.51 78.4 | 6.96+-1.14 149.1 | 11.45+-2.34 27.5 | 11.29+-3.49 22.4 | 8.66+-1.14 1.0
-coil 1500/241/6 | 11.00+-1.14 0.2 | 19.04+-2.90 0.8 | 19.46+-2.88 0.8 | 31.21+-10.06 31.0 | 19.38+-2.40 41.7 | 19.57+-3.41 19.8 | 19.19+-7.37 198.4 | 19.60+-3.20 1.2
-coil2 1500/241/2 | 19.82+-4.10 0.1 | 12.98+-4.60 0.8 | 12.44+-4.68 0.6 | 14.57+-3.28 39.1 | 13.61+-2.24 47.6 | 14.58+-3.17 27.3 | 12.99+-3.51 22.3 | 11.83+-3.40 1.1
-Text 1500/11960/2 | 26.43+-3.00 2.82 | 27.10+-2.22 37.9 | 22.69+-1.86 4.9 | 24.90+-2.04 40.5 | 27.8+-2.19 287.9 | 23.66+-0.90 44.3 | 22.71+-1.10 780 | 22.10+-1.32 28.2
-german 1000/24/2 | 35.18+-1.35 0.1 | 40.31+-2.74 0.2 | 37.73+-2.27 0.6 | 33.83+-10.51 41.6 | 31.90+-3.42 2.5 | 38.42+-2.95 512.3 | 35.59+-2.51 5.19 | 36.84+-3.37 0.4
-usps49 1296/256/2 | 3.21+-1.20 0.1 | 2.73+-0.72 0.7 | 2.36+-1.04 0.8 | 1.58+-0.40 26.6 | 1.74+-0.23 8.4 | 3.04+-0.39 18.5 | 1.83+-0.51 17.63 | 1.67+-0.34 1.0
-usps27 1367/256/2 | 1.41+-0.22 0.1 | 1.25+-0.27 0.6 | 1.29+-0.27 0.6 | 1.98+-0.33 7.82 | 1.25+-0.31 14.6 | 1.52+-0.47 22.5 | 1.21+-0.24 19.9 | 1.10+-0.30 1.0
-adult1a 1605/123/2 | 26.22+-1.53 0.1 | 29.33+-2.96 0.6 | 25.69+-2.30 0.7 | 27.27+-1.99 32.4 | 24.50+-2.68 14.1 | 32.62+-2.22 17.5 | 24.82+-2.67 17.6 | 23.93+-2.06 1.2
-dna 2000/180/3 | 13.13+-0.63 0.2 | 15.92+-2.03 1.8 | 15.45+-1.36 1.2 | 15.68+-1.51 62.2 | 20.87+-2.16 48.5 | 15.80+-0.16 38.1 | 14.21+-1.06 108.2 | 15.50+-1.83 2.4
-segment 2310/29/7 | 8.23+-0.76 0.1 | 9.60+-1.49 1.7 | 9.39+-1.14 2.1 | 15.51+-3.10 83.2 | 17.91+-2.82 19.9 | 10.08+-1.79 22.6 | 5.45+-0.49 141.1 | 9.59+-1.20 2.7
-svmgd1a 3089/4/2 | 6.59+-1.18 0.1 | 5.22+-0.97 0.6 | 6.55+-0.33 4.5 | 6.54+-0.91 205.5 | 5.18+-1.79 47.6 | 5.51+-1.45 17.6 | 10.68+-8.57 19.9 | 4.40+-0.83 1.5
-satimage 6435/36/6 | 15.11+-0.66 0.1 | 18.70+-1.82 1.7 | 18.54+-0.97 2.2 | 19.39+-1.63 285.5 | 20.78+-2.36 197.7 | 18.52+-1.82 638.4 | 14.08+-1.02 238.97 | 17.88+-1.40 2.8
-usps-full 7291/256/10 | 6.01+-0.45 2.7 | 14.47+-1.43 5.5 | 13.43+-1.51 3.8 | 14.32+-1.81 521.3 | 14.79+-2.39 363.9 | 14.25+-2.29 1418.5 | - - | 13.68+-1.42 6.1
-mnist 70000/780/10 | 34.68+-3.74 8.1 | 25.12+-1.85 80.4 | 24.70+-1.26 33.3 | - - | - - | 23.96+-1.73 151.7 | - - | 21.85+-1.77 82.3
-""",
-    2: """
-g241C 1500/241/2 | 27.19+-8.76 1.1 | 23.47+-1.09 0.4 | 27.49+-6.79 0.7 | 27.55+-6.74 0.7 | 21.90+-1.37 0.7 | 18.08+-1.12 0.6
-Digit1 1500/241/2 | 6.17+-0.82 0.8 | 6.86+-1.25 0.2 | 6.49+-0.91 0.2 | 6.49+-0.91 0.6 | 6.39+-0.90 0.9 | 4.77+-0.93 0.7
-USPS 1500/241/2 | 17.59+-4.02 0.4 | 8.64+-2.64 0.2 | 13.04+-4.27 0.3 | 13.01+-4.23 0.7 | 14.03+-4.55 0.8 | 10.14+-3.01 0.7
-coil 1500/241/6 | 15.71+-1.55 0.9 | 22.04+-3.94 0.1 | 14.09+-1.46 3.4 | 12.15+-1.51 4.1 | 14.30+-1.44 6.1 | 10.38+-0.97 0.8
-coil2 1500/241/2 | 18.11+-2.23 0.4 | 11.76+-2.65 0.4 | 19.04+-2.61 0.4 | 18.61+-3.23 0.6 | 18.81+-4.52 0.8 | 12.16+-2.77 0.6
-Text 1500/11960/2 | 27.62+-1.41 6.1 | 23.29+-1.61 5.2 | 27.50+-1.52 5.2 | 28.14+-2.19 5.5 | 27.50+-1.52 20.4 | 22.54+-1.49 11.1
-german 1000/24/2 | 35.80+-2.64 0.1 | 33.93+-3.20 0.1 | 36.41+-2.79 0.1 | 36.29+-2.78 0.2 | 36.47+-2.85 0.2 | 34.83+-2.84 0.2
-usps49 1296/256/2 | 9.78+-1.66 0.3 | 1.82+-0.73 0.2 | 5.39+-1.39 0.2 | 5.59+-1.3 0.7 | 5.7+-1.5 0.7 | 2.1+-0.6 0.5
-usps27 1367/256/2 | 3.66+-1.41 0.3 | 1.24+-0.21 0.2 | 3.50+-1.41 0.2 | 3.50+-1.41 0.4 | 3.51+-1.41 0.7 | 1.42+-0.33 0.5
-adult1a 1605/123/2 | 30.90+-9.81 0.3 | 26.62+-3.57 0.2 | 25.98+-1.98 0.3 | 25.88+-2.42 0.6 | 26.38+-1.63 0.7 | 25.41+-2.55 0.6
-dna 2000/180/3 | 13.30+-0.70 1.7 | 18.15+-1.94 0.1 | 14.27+-1.10 1.3 | 14.29+-1.10 1.3 | 14.59+-1.51 3.6 | 12.89+-0.55 1.0
-segment 2310/29/7 | 9.24+-0.74 4.0 | 9.50+-1.32 3.2 | 9.27+-1.04 5.8 | 9.18+-0.98 3.4 | 9.26+-0.97 6.1 | 6.56+-0.92 1.2
-svmgd1a 3089/4/2 | 7.02+-1.55 0.2 | 4.80+-0.84 0.5 | 6.79+-1.21 0.4 | 6.67+-1.21 0.3 | 6.74+-1.26 0.8 | 5.05+-1.52 0.9
-satimage 6435/36/6 | 13.60+-0.71 7.8 | 17.13+-0.86 5.9 | 14.03+-0.65 8.6 | 14.04+-0.67 3.6 | 14.29+-0.59 12.9 | 14.93+-1.01 1.5
-usps-full 7291/256/10 | 7.73+-0.62 15.4 | 13.93+-1.59 21.0 | 7.83+-0.70 23.2 | 7.92+-0.81 20.9 | 8.10+-0.69 52.1 | 6.37+-0.47 3.2
-webspam 350000/254/2 | 24.83+-2.87 125.1 | 16.20+-0.99 165.6 | 23.54+-2.51 153.9 | 16.86+-0.83 164.3 | 22.94+-2.59 319.9 | 15.67+-1.08 83.2
-mnist 70000/780/10 | 29.74+-2.30 529.9 | 28.48+-2.15 868.6 | 26.47+-2.41 543.4 | 29.38+-1.87 663.7 | 28.58+-1.87 1574.4 | 20.74+-2.08 45.1
-""",
-}
+def paper_columns(table):
+    """The paper's column names of Table ``table`` (1 or 2), in its order."""
+    return list(papers.table(PAPER_KEY, f"table{table}")["columns"])
 
 
-def _parse_paper_tables():
-    """``{table: {data set: {column: (error, sd, seconds)}}}`` from :data:`_PAPER`."""
-    out = {}
-    for table, text in _PAPER.items():
-        for line in text.strip().splitlines():
-            head, *cells = line.split(" | ")
-            row = {}
-            for col, cell in zip(PAPER_COLUMNS[table], cells, strict=True):
-                err, secs = cell.split()
-                if err != "-":
-                    mean, sd = err.split("+-")
-                    row[col] = (float(mean), float(sd), float(secs))
-            out.setdefault(table, {})[head.split()[0]] = row
-    return out
+def paper_table(table):
+    """``{paper row: {column: (error, sd, seconds)}}`` of the paper's Table ``table`` (1 or 2); a cell the paper
+    did not run is absent."""
+    data = papers.table(PAPER_KEY, f"table{table}")["data"]
+    return {row: {col: tuple(float(v) for v in cell) for col, cell in cells.items()} for row, cells in data.items()}
 
 
-PAPER_TABLES = _parse_paper_tables()
+def paper_dataset(dataset):
+    """The paper's row name of our data set ``dataset`` (None where our data set is not the paper's)."""
+    return (papers.load(PAPER_KEY).get("our_datasets") or {}).get(dataset)
 
 
 def unit_mean_diagonal(G):
@@ -297,7 +245,7 @@ class GenNystromStudy(Study):
                 out.append((f"Table {table} ({'single' if table == 1 else 'multiple'} kernel) in the paper's layout: "
                             "error (%) mean +- sd over repeats / seconds; * = not significantly worse than the best "
                             "mean (paired t-test, 95%), as the paper marks its best; [paper: ...] where our data "
-                            "set is the paper's", t, _NOTE + " " + paper_vs_ours(df, study_cfg["methods"], table)))
+                            "set is the paper's", t, _NOTE))
         return out
 
     def figures(self, df, info, out_dir):
@@ -313,10 +261,14 @@ class GenNystromStudy(Study):
                  "the chosen lambda maximises the criterion."}]
 
 
-_NOTE = ("Our german is KEEL's encoding of the Statlog German credit data (61 columns), the paper's LIBSVM's "
-         "(24); digits49 and digits27 stand in for usps49 and usps27 (8x8 instead of 16x16 digits). C = 1 for "
-         "every linear SVM (the paper says it used LIBLINEAR's heuristic without naming it). 'not implemented': "
-         "a baseline of the paper that has no implementation here yet; 'not run': implemented, not in this block.")
+_NOTE = ("Our german_keel is KEEL's encoding of the Statlog German credit data, not LIBSVM's that the paper used; "
+         "digits49 and digits27 stand in for usps49 and usps27 (8x8 instead of 16x16 digits). C = 1 for every linear "
+         "SVM (the paper says it used LIBLINEAR's heuristic without naming it), so its LibSVM column was probably not "
+         "run at C = 1; the cluster kernel's cut r (here the number of classes) and the spectral kernel's graph "
+         "(10-NN, unweighted) are choices the paper does not state; CSI's semi-supervised prediction term is ours (the "
+         "paper calls that extension open). 'not implemented': a baseline of the paper that has no implementation "
+         "here yet; 'not run': implemented, not in this block. The paper's claims and their verdicts on these "
+         "results are in the claims ledger.")
 
 
 #: approach -> (kernel, rank fraction, sampler, rng) -> an unfitted semi-supervised kernel learner
@@ -342,52 +294,6 @@ def _jsonable(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def _means(df, methods, table):
-    """``{data set: {paper column: our mean error}}`` over the rows of the table's methods (all n_labels)."""
-    col = {m: APPROACHES[(cfg or {}).get("approach")][1] for m, cfg in methods.items()
-           if (cfg or {}).get("approach") in APPROACHES and APPROACHES[cfg["approach"]][0] == table}
-    g = df[df["method"].isin(col)].groupby(["dataset", "method"])["error"].mean()
-    out = {}
-    for (ds, m), v in g.items():
-        out.setdefault(ds, {})[col[m]] = float(v)
-    return out
-
-
-def paper_vs_ours(df, methods, table):
-    """A computed paragraph: our errors beside the paper's on its data sets, who is best, and whether the
-    generalized Nystrom kernel beats the standard Nystrom one here as in the paper."""
-    ours_col = "Ours single kernel" if table == 1 else "Ours multiple kernels"
-    rival = "Nystrom" if table == 1 else "CABMKL"
-    means = _means(df, methods, table)
-    if not means:
-        return ""
-    parts = []
-    for ds, row in sorted(means.items()):
-        paper = PAPER_TABLES[table].get(PAPER_DATASET.get(ds, ""), {})
-        shared = [c for c in PAPER_COLUMNS[table] if c in row and c in paper]
-        if not shared:
-            continue
-        best_ours = min(row, key=row.get)
-        best_paper = min((c for c in paper if c in row), key=lambda c: paper[c][0])
-        cells = ", ".join(f"{c} {row[c]:.1f} vs {paper[c][0]:.1f}" for c in shared)
-        parts.append(f"{ds} (ours vs paper): {cells}; best here {best_ours}, in the paper among these {best_paper}.")
-    wins = [ds for ds, row in means.items() if ours_col in row and rival in row and row[ours_col] < row[rival]]
-    both = [ds for ds, row in means.items() if ours_col in row and rival in row]
-    paper_rows = [r for r in PAPER_TABLES[table].values() if ours_col in r and rival in r]
-    paper_wins = sum(r[ours_col][0] < r[rival][0] for r in paper_rows)
-    if both:
-        parts.append(f"{ours_col} has a lower mean error than {rival} on {len(wins)} of our {len(both)} data sets "
-                     f"({', '.join(sorted(wins)) or 'none'}); in the paper on {paper_wins} of {len(paper_rows)}.")
-    if table == 1:
-        parts.append("Known differences: the paper's LibSVM errors are lower than a C = 1 SVM gives here (segment: "
-                     "17% at C = 1 on standardised features; 10.4% at C = 10 on LIBSVM's [-1, 1] scaling, measured "
-                     "on 3 repeats), so its LibSVM column was probably not run at C = 1; the cluster kernel's cut r "
-                     "(here the number of classes) and the spectral kernel's graph (10-NN, unweighted) are choices the "
-                     "paper does not state; CSI's semi-supervised prediction term is ours (the paper calls that "
-                     "extension open); our german is KEEL's 61-column encoding.")
-    return "Paper vs ours. " + " ".join(parts)
-
-
 def _kernel_params(kern):
     return {"kernel": "gaussian", "gamma": float(kern.params()["gamma"])}
 
@@ -399,21 +305,20 @@ def _params(df):
 
 
 def _best_marks(df):
-    """Methods whose error is not significantly above the best mean's (paired t-test over repeats, 5%)."""
-    from scipy import stats as sps
+    """Methods whose error is not significantly above the best mean's: paired t-test over repeats (5%, two-sided,
+    :func:`nystrom_bench.stats.paired_tests` against the best), as the paper marks its best."""
+    from .. import stats
 
-    wide = df.pivot_table(index="seed", columns="method", values="error")
-    means = wide.mean()
+    means = df.groupby("method")["error"].mean()
     best = means.idxmin()
     marked = {best}
-    for m in wide.columns:
-        if m == best:
-            continue
-        d = (wide[m] - wide[best]).dropna()
-        if len(d) < 2 or np.allclose(d, 0):
-            marked.add(m)
-        elif sps.ttest_1samp(d, 0.0).pvalue >= 0.05 or d.mean() <= 0:
-            marked.add(m)
+    if len(means) < 2:
+        return marked
+    for r in stats.paired_tests(df, "error", best, block_cols=("seed",)).itertuples():
+        tied = r.n_pairs < 2 or (r.wins == 0 and r.losses == 0)  # no pair to test, or identical errors
+        # ttest_p is NaN for a constant nonzero difference: significant (a t statistic of infinity)
+        if tied or (not np.isnan(r.ttest_p) and r.ttest_p >= 0.05) or means[r.method] <= means[best]:
+            marked.add(r.method)
     return marked
 
 
@@ -423,16 +328,17 @@ def paper_layout(df, methods, table):
     ours = {APPROACHES[a][1]: m for m, a in approach.items() if a in APPROACHES and APPROACHES[a][0] == table}
     if not ours:
         return pd.DataFrame()
+    paper_rows, columns = paper_table(table), paper_columns(table)
     rows = []
     for (ds, nl), g in df.groupby(["dataset", "n_labels"]):
         g = g[g["method"].isin(ours.values())]
         if not len(g):
             continue
         marks = _best_marks(g)
-        paper = PAPER_TABLES.get(table, {}).get(PAPER_DATASET.get(ds, ""), {})
+        paper = paper_rows.get(paper_dataset(ds), {})
         p0 = _params(g).iloc[0]
         row = {"data set": f"{ds} ({p0['n_labelled'] + p0['n_unlabelled']} rows, {int(nl)} labels)"}
-        for col in PAPER_COLUMNS[table]:
+        for col in columns:
             if col in ours:
                 e = g[g["method"] == ours[col]]
                 cell = (f"{e['error'].mean():.2f}+-{e['error'].std(ddof=1) if len(e) > 1 else 0:.2f} / "
