@@ -1,12 +1,24 @@
 """Figures (seaborn/matplotlib), tables and PDF assembly (fpdf2, searchable text).
 
-Each study gets ``reports/<study>.pdf``: set-up, provenance (date, git commit,
-package versions, hardware, config hash), tables of mean +- sd per data set and
-method (and coord value), the paired tests against the reference method overall
-and per coord value, and figures: a box plot per metric, or -- for a study with
-coords -- each metric against each coord (mean and sd band over seeds, one line
-per method, the paper's numbers dashed where the study knows them).
-``reports/summary.pdf`` gathers the headline result of every study.
+Each study gets ``reports/<study>.pdf``, laid out like a results section:
+
+1. page one -- the study's question, its set-up in a few lines (data, methods, grid,
+   seeds, protocol), the paper claims it tests with their verdicts (``claims.csv``),
+   the answer in one line per tested metric (ranks and win/tie/loss counts), and the
+   key figure (the critical-difference diagram of the primary metric, else the
+   study's first figure);
+2. the tables in the paper's layout (the study's ``report_tables`` hook, the paper's
+   numbers beside ours);
+3. mean +- sd tables, rounded to the digits the spread supports;
+4. which method wins: a win/tie/loss matrix of Holm-adjusted Wilcoxon tests with
+   Hodges-Lehmann effects (``wtl.csv``) and critical-difference diagrams (``cd.csv``);
+5. the figures, each with a caption that says what to look for;
+6. an appendix: provenance, config, data sets, every test as a table.
+
+This module never imports a study (``nystrom_bench.studies`` sits above it): the
+workflow scripts pass a study's hooks in (``figure_coords``, ``paper_curve``,
+``extra_figures``, ``report_tables``).  ``reports/summary.pdf`` gathers the headline
+result of every study.
 """
 
 from __future__ import annotations
@@ -22,8 +34,9 @@ from . import provenance
 from .atomic import atomic_dir, replace_into
 from .results import format_coord
 
-__all__ = ["metric_figure", "coord_figure", "study_figures", "study_pdf", "summary_pdf", "mean_sd_table",
-           "describe_tests", "varying_coords"]
+__all__ = ["metric_figure", "coord_figure", "cd_figure", "study_figures", "study_pdf", "summary_pdf",
+           "mean_sd_table", "wtl_matrix", "claims_table", "describe_tests", "varying_coords", "fmt_num",
+           "fmt_mean_sd"]
 
 
 def varying_coords(df, coords):
@@ -136,36 +149,91 @@ def coord_figure(df, info, metric, coord, out_png, paper_curve=None, title=None,
     plt.close(fig)
 
 
-def study_figures(results_csv, info, out_dir):
-    """Every figure of a study into the directory ``out_dir`` (replaced atomically), plus
-    ``figures.json`` listing ``[{"file", "caption"}]`` in the order the PDF shows them.
+def cd_figure(mean_ranks, pvalues, out_png, title=None, cd=None, alpha=0.05):
+    """A critical-difference diagram (Demsar 2006), drawn by scikit-posthocs: the methods on an axis of
+    mean rank (1 = best), a bar joining each group that the post-hoc test ``pvalues`` (a square
+    DataFrame) cannot tell apart at ``alpha``, and the critical difference ``cd`` above the axis."""
+    import scikit_posthocs as skp
 
-    A tested metric gets one figure per coord that varies (metric against coord), or a
-    box plot when no coord varies.  Returns the figure paths.
+    plt = _plt()
+    ranks = pd.Series(mean_ranks, dtype=float).sort_values()
+    k = len(ranks)
+    fig, ax = plt.subplots(figsize=(7.0, 1.1 + 0.24 * k))
+    skp.critical_difference_diagram(ranks, pvalues.loc[ranks.index, ranks.index], ax=ax, alpha=alpha, cd=cd,
+                                    label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}",
+                                    label_props={"fontsize": 8}, text_h_margin=0.05)
+    lo, hi = 1.0, float(max(k, ranks.max()))
+    ax.set_xlim(lo - 0.1, hi + 0.1)
+    ax.set_xticks(range(1, int(np.ceil(hi)) + 1))
+    ax.tick_params(axis="x", labelsize=7)
+    if title:
+        ax.set_title(title, fontsize=9, pad=18)
+    fig.tight_layout()
+    replace_into(out_png, lambda tmp: fig.savefig(tmp, dpi=150, format="png", bbox_inches="tight"))
+    plt.close(fig)
+
+
+def _cd_caption(label, row, n_methods):
+    sig = row["friedman_p"] < 0.05
+    return (f"Critical-difference diagram of {label.lower()}: each method at its mean rank over "
+            f"{int(row['n_blocks'])} blocks ({int(row['n_datasets'])} data sets; 1 = best, left; within a data set "
+            f"the ranks are averaged over its seeds and grid points). Friedman chi2 = {fmt_num(row['friedman_stat'])}, "
+            f"p = {_fmt_p(row['friedman_p'])}; "
+            + (f"a bar joins methods the Nemenyi test cannot tell apart (p >= 0.05); two methods further apart "
+               f"than CD = {fmt_num(row['cd'], 2)} differ. " if sig else
+               "not significant, so no post-hoc test: all methods are joined. ")
+            + "Look for which methods sit left of the others and which bars separate them.")
+
+
+def study_figures(results_csv, info, out_dir, figure_coords=None, paper_curve=None, extra_figures=None,
+                  cd_csv=None):
+    """Every figure of a study into the directory ``out_dir`` (replaced atomically), plus
+    ``figures.json`` listing ``[{"file", "caption", "kind"}]`` in the order the PDF shows them.
+
+    A tested metric gets one figure per coord that varies (metric against coord; only the coords in
+    ``figure_coords`` if given), or a box plot when no coord varies; ``cd_csv`` (the stats stage's
+    ``cd.csv``) adds a critical-difference diagram per metric (kind ``"cd"``).  The study's hooks
+    come in as arguments (this module imports no study): ``paper_curve(dataset, method, kernel,
+    metric, coord)`` -> the paper's points or None; ``extra_figures(df, info, out_dir)`` -> the
+    study's own ``[{"file", "caption"}]``, listed after the generic ones.  Returns the figure paths.
     """
-    from . import studies
+    from .stats import read_cd
 
     df = pd.read_csv(results_csv)
-    kind = studies.get(info["kind"])
+    cd_table = _read_optional(cd_csv) if cd_csv else pd.DataFrame()
     listing = []
     with atomic_dir(out_dir) as tmp:
         for metric in info.get("tested_metrics") or list(info["metrics"]):
-            label = info["metrics"][metric][0]
+            label, lower = info["metrics"][metric]
+            better = "lower" if lower else "higher"
+            cd = read_cd(cd_table, metric)
+            if cd is not None:
+                ranks, pvals, row = cd
+                name = f"cd_{metric}.png"
+                cd_figure(ranks, pvals, Path(tmp) / name, title=f"{label}: mean rank over data sets (1 = best)",
+                          cd=float(row["cd"]) if row["friedman_p"] < 0.05 else None)
+                listing.append({"file": name, "kind": "cd", "metric": metric,
+                                "caption": _cd_caption(label, row, len(ranks))})
             rows = df[df[metric].notna()] if metric in df else df.iloc[:0]
             if not len(rows):
                 continue
             varying = varying_coords(rows, info.get("coords", ()))
-            shown = varying if kind.figure_coords is None else [c for c in varying if c in kind.figure_coords]
+            shown = varying if figure_coords is None else [c for c in varying if c in figure_coords]
             for coord in shown:
                 name = f"{metric}_vs_{coord}.png"
-                coord_figure(rows, info, metric, coord, Path(tmp) / name, kind.paper_curve)
-                listing.append({"file": name, "caption": f"{label} against {coord}: mean (line) and +- sd (band) "
-                                "over seeds, one line per method; dashed: the paper's numbers where known."})
+                coord_figure(rows, info, metric, coord, Path(tmp) / name, paper_curve)
+                listing.append({"file": name, "kind": "figure", "metric": metric, "caption": (
+                    f"{label} against {coord} ({better} is better): one panel per data set, one line per method, "
+                    f"mean over seeds (line) and +- sd (band). The best method's line runs {better}; "
+                    "where bands overlap, the seeds do not separate the methods"
+                    + ("; dashed: the paper's numbers where known." if paper_curve else "."))})
             if not varying:
                 metric_figure(rows, info, metric, Path(tmp) / f"{metric}.png")
-                listing.append({"file": f"{metric}.png", "caption": f"{label}: one panel per data set, one box "
-                                "per method; dots are seeds."})
-        listing += kind.figures(df, info, tmp)
+                listing.append({"file": f"{metric}.png", "kind": "figure", "metric": metric, "caption": (
+                    f"{label} ({better} is better): one panel per data set, one box per method, dots are seeds. "
+                    f"Look for boxes that sit {better} than the others without overlapping them.")})
+        for fig in (extra_figures(df, info, tmp) if extra_figures else []):
+            listing.append({"kind": "figure", **fig})
         (Path(tmp) / "figures.json").write_text(json.dumps(listing, indent=1))
     return [Path(out_dir) / f["file"] for f in listing]
 
@@ -273,6 +341,104 @@ def describe_tests(paired, info, metric, scope=None):
     return out
 
 
+_MIRROR = {"win": "loss", "loss": "win", "tie": "tie", "no pairs": "no pairs"}
+
+
+def _fmt_effect(v, effect):
+    if v is None or not np.isfinite(v):
+        return "n/a"
+    return fmt_num(v, 3) if effect == "ratio" else fmt_num(v, 2)
+
+
+def wtl_matrix(wtl, metric, order=None):
+    """The win/tie/loss matrix of ``metric`` from :func:`nystrom_bench.stats.pairwise_tests` rows.
+
+    Returns ``(text, outcome)``: two square DataFrames (rows and columns = methods in ``order``),
+    ``text`` the row-vs-column effect (ratio row / column, or difference row - column) and
+    ``outcome`` ``win``/``tie``/``loss``/``no pairs`` for the row method; plus a ``W/T/L`` column
+    in ``text`` counting the row's outcomes.  Empty frames if the metric has no rows.
+    """
+    rows = wtl[wtl["metric"] == metric] if len(wtl) else wtl
+    if not len(rows):
+        return pd.DataFrame(), pd.DataFrame()
+    present = list(dict.fromkeys([*rows["method"], *rows["versus"]]))
+    methods = [m for m in (order or []) if m in present] + [m for m in present if m not in (order or [])]
+    text = pd.DataFrame("-", index=methods, columns=methods)
+    outcome = pd.DataFrame("", index=methods, columns=methods)
+    for _, r in rows.iterrows():
+        a, b, eff, est = r["method"], r["versus"], r["effect"], float(r["estimate"])
+        back = (1.0 / est if eff == "ratio" else -est) if np.isfinite(est) else np.nan
+        text.loc[a, b], text.loc[b, a] = _fmt_effect(est, eff), _fmt_effect(back, eff)
+        outcome.loc[a, b], outcome.loc[b, a] = r["outcome"], _MIRROR.get(r["outcome"], r["outcome"])
+    counts = [f"{(outcome.loc[m] == 'win').sum()}/{(outcome.loc[m] == 'tie').sum()}/"
+              f"{(outcome.loc[m] == 'loss').sum()}" for m in methods]
+    text["W/T/L"] = counts
+    return text, outcome
+
+
+def _wtl_long_table(wtl):
+    """Every pairwise test as a table (appendix)."""
+    if wtl is None or not len(wtl):
+        return pd.DataFrame()
+    t = pd.DataFrame({
+        "metric": wtl["metric"], "comparison": wtl["method"] + " vs " + wtl["versus"],
+        "pairs": wtl["n_pairs"], "better": wtl["better"], "worse": wtl["worse"],
+        "effect": [("ratio " if e == "ratio" else "diff ") + _fmt_effect(v, e)
+                   for e, v in zip(wtl["effect"], wtl["estimate"], strict=True)],
+        "95% CI": [f"[{_fmt_effect(lo, e)}, {_fmt_effect(hi, e)}]" if np.isfinite(lo) else "n/a"
+                   for e, lo, hi in zip(wtl["effect"], wtl["ci_low"], wtl["ci_high"], strict=True)],
+        "Wilcoxon p": wtl["wilcoxon_p"].map(_fmt_p), "Holm p": wtl["p_holm"].map(_fmt_p),
+        "outcome": wtl["outcome"]})
+    return t
+
+
+def claims_table(claims):
+    """The compact claims table of page one: claim (with paper and where), paper vs ours, verdict."""
+    def cell(r, c):
+        v = r.get(c)
+        return "" if v is None or (isinstance(v, float) and not np.isfinite(v)) else str(v)
+
+    rows = []
+    for _, r in claims.iterrows():
+        where = ", ".join(x for x in (cell(r, "paper"), cell(r, "where")) if x)
+        rows.append({"claim": cell(r, "claim") + (f" ({where})" if where else ""),
+                     "paper": cell(r, "paper_value") or "-", "ours": cell(r, "ours") or "-",
+                     "verdict": cell(r, "verdict") or "-"})
+    return pd.DataFrame(rows, columns=["claim", "paper", "ours", "verdict"])
+
+
+def _answer_lines(info, wtl, cd):
+    """One line per tested metric: the ranking over data sets and each method's W/T/L count."""
+    from .stats import read_cd
+
+    out = []
+    for metric in info.get("tested_metrics") or list(info["metrics"]):
+        label, lower = info["metrics"][metric]
+        parts = []
+        got = read_cd(cd, metric) if len(cd) else None
+        if got is not None:
+            ranks, _p, row = got
+            parts.append(f"mean rank over {int(row['n_datasets'])} data sets (1 = best): "
+                         + ", ".join(f"{m} {v:.1f}" for m, v in ranks.items())
+                         + f" (Friedman p = {_fmt_p(row['friedman_p'])})")
+        text, outcome = wtl_matrix(wtl, metric, info.get("methods"))
+        if len(text):
+            score = {m: (outcome.loc[m] == "win").sum() - (outcome.loc[m] == "loss").sum() for m in text.index}
+            ranked = sorted(text.index, key=lambda m: -score[m])
+            wins = [(a, b) for a in ranked for b in ranked if outcome.loc[a, b] == "win"]
+            if not wins:
+                parts.append("no pair of methods differs significantly (Wilcoxon, Holm 5%)")
+            elif len(wins) <= 4:
+                parts.append("significantly better (Wilcoxon, Holm 5%): "
+                             + "; ".join(f"{a} than {b} ({text.loc[a, b]})" for a, b in wins))
+            else:
+                parts.append("wins/ties/losses against the other methods (Wilcoxon, Holm 5%): "
+                             + ", ".join(f"{m} {text.loc[m, 'W/T/L']}" for m in ranked))
+        if parts:
+            out.append(f"{label} ({'lower' if lower else 'higher'} is better): " + "; ".join(parts) + ".")
+    return out
+
+
 # -- PDF assembly ---------------------------------------------------------------------------------
 def _latin1(text):
     text = str(text).replace("\u2014", "-").replace("\u2013", "-").replace("\u00b1", "+-")
@@ -320,17 +486,54 @@ class _PDF:
                 t.row([_latin1(v) for v in r.tolist()])
         self.pdf.ln(2)
 
-    def image(self, path, caption=None):
+    def image(self, path, caption=None, max_height=None, width=None):
+        """The image at full width (or ``width``), at most ``max_height`` mm high; a new page if it
+        does not fit on this one."""
         from PIL import Image
 
         with Image.open(path) as im:
             w, h = im.size
-        height = self.width * h / w
+        width = min(width or self.width, self.width)
+        height = width * h / w
+        if max_height and height > max_height:
+            width, height = width * max_height / height, max_height
         if self.pdf.get_y() + height > self.pdf.h - self.pdf.b_margin:
             self.pdf.add_page()
-        self.pdf.image(str(path), w=self.width)
+        self.pdf.image(str(path), w=width, x=self.pdf.l_margin + (self.width - width) / 2)
         if caption:
             self.para(caption, size=8, style="I")
+
+    def space_left(self):
+        """Millimetres left on this page."""
+        return self.pdf.h - self.pdf.b_margin - self.pdf.get_y()
+
+    def new_page(self):
+        self.pdf.add_page()
+
+    def matrix(self, text, outcome, size=7, first_width=34, numbered=False):
+        """A win/tie/loss matrix: ``text`` cells coloured by ``outcome`` (win green, loss red)."""
+        from fpdf.fonts import FontFace
+
+        fills = {"win": (190, 232, 196), "loss": (245, 196, 196), "no pairs": (225, 225, 225)}
+        methods = list(text.index)
+        extra = [c for c in text.columns if c not in methods]
+        k = len(methods)
+        rest = self.width - first_width - 14 * len(extra)
+        widths = (first_width, *([rest / k] * k), *([14] * len(extra)))
+        heads = [str(i + 1) for i in range(k)] if numbered else methods
+        self.pdf.set_font("Helvetica", "", size)
+        with self.pdf.table(col_widths=widths, text_align="CENTER", line_height=4.0,
+                            first_row_as_headings=True) as t:
+            t.row(["row vs column", *[_latin1(h) for h in heads], *extra])
+            for i, m in enumerate(methods):
+                row = t.row()
+                row.cell(_latin1(f"{i + 1} {m}" if numbered else m), align="LEFT")
+                for c in methods:
+                    fill = fills.get(outcome.loc[m, c])
+                    row.cell(_latin1(text.loc[m, c]), style=FontFace(fill_color=fill) if fill else None)
+                for c in extra:
+                    row.cell(_latin1(text.loc[m, c]))
+        self.pdf.ln(2)
 
     def provenance(self, extra=None):
         p = provenance.summary()
@@ -357,13 +560,15 @@ def _setup_tables(df):
 def _paired_table(paired):
     if paired is None or len(paired) == 0:
         return pd.DataFrame()
-    t = paired[["metric", "scope", "method", "reference", "n_pairs", "wins", "losses", "median_diff",
-                "wilcoxon_p", "wilcoxon_p_holm", "ttest_p"]].copy()
-    t["median_diff"] = t["median_diff"].map(lambda v: f"{v:.3g}")
-    for c in ("wilcoxon_p", "wilcoxon_p_holm", "ttest_p"):
-        t[c] = t[c].map(_fmt_p)
-    return t.rename(columns={"n_pairs": "pairs", "median_diff": "median diff", "wilcoxon_p": "Wilcoxon p",
-                             "wilcoxon_p_holm": "Holm p", "ttest_p": "paired t p"})
+    t = pd.DataFrame({
+        "metric": paired["metric"],
+        "where": ["all" if sc == "all" else f"at {sc}" for sc in paired["scope"]],
+        "comparison": paired["method"] + " vs " + paired["reference"],
+        "pairs": paired["n_pairs"], "wins": paired["wins"], "losses": paired["losses"],
+        "median diff": paired["median_diff"].map(lambda v: fmt_num(v, 2)),
+        "Wilcoxon p": paired["wilcoxon_p"].map(_fmt_p), "Holm p": paired["wilcoxon_p_holm"].map(_fmt_p),
+        "paired t p": paired["ttest_p"].map(_fmt_p)})
+    return t
 
 
 def _table_coords(info):
@@ -380,63 +585,184 @@ def _read_optional(path):
         return pd.DataFrame()
 
 
-def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf):
-    """Assemble ``reports/<study>.pdf``; ``figures`` is the directory of :func:`study_figures`."""
-    from . import studies
+def _read_claims(claims_csv):
+    if not claims_csv:
+        return pd.DataFrame()
+    claims = _read_optional(claims_csv)
+    return claims if "claim" in claims else pd.DataFrame()
+
+
+def _setup_lines(df, info):
+    """The set-up in a few lines: data, methods, grid, seeds, protocol."""
+    cfg = info["config"]
+    params = df.drop_duplicates("dataset").set_index("dataset")["params"].map(json.loads)
+    sizes = ", ".join(f"{d} {p.get('n_train', '?')}/{p.get('n_test', '?')}/{p.get('n_features', '?')}"
+                      for d, p in params.items())
+    methods = list(_method_order(df, info.get("methods")))
+    ref = info.get("reference")
+    seeds = sorted(df["seed"].unique())
+    grid = "; ".join(f"{c} = {', '.join(format_coord(v) for v in sorted(df[c].dropna().unique()))}"
+                     for c in varying_coords(df, info.get("coords", [])))
+    kernels_ = ", ".join(f"{k} ({', '.join(f'{a}={b}' for a, b in v.items())})" for k, v in cfg["kernels"].items())
+    blocks = ", ".join(info.get("block_cols", ["dataset", "kernel", "seed"]))
+    lines = [
+        f"Data ({df['dataset'].nunique()} sets; train/test points/features): {sizes}.",
+        f"Methods ({len(methods)}): {', '.join(methods)}" + (f"; reference {ref}." if ref else ".")
+        + f" Kernels: {kernels_}.",
+        (f"Grid: {grid}. " if grid else "") + f"Seeds: {len(seeds)} ({format_coord(seeds[0])}"
+        + (f"-{format_coord(seeds[-1])})" if len(seeds) > 1 else ")") + f"; {len(df)} results.",
+        f"Protocol: features scaled ('{cfg.get('scaling', 'standardize')}') on the training part"
+        + (f", split {json.dumps(cfg['split'])}" if cfg.get("split") else "")
+        + f"; paired tests pair results on ({blocks}"
+        + (", and the grid point)." if grid else ")."),
+    ]
+    return lines
+
+
+def _friedman_table(fried):
+    if fried is None or not len(fried):
+        return pd.DataFrame()
+    return pd.DataFrame({"metric": fried["metric"], "scope": fried["scope"],
+                         "chi2": fried["statistic"].map(fmt_num), "p": fried["p"].map(_fmt_p),
+                         "blocks": fried["n_blocks"], "mean ranks (1 = best)": fried["mean_ranks"].map(_fmt_ranks)})
+
+
+def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, report_tables=None, claims_csv=None,
+              wtl_csv=None, cd_csv=None):
+    """Assemble ``reports/<study>.pdf`` (layout: module docstring).
+
+    ``figures`` is the directory of :func:`study_figures`; ``report_tables`` a callable
+    ``(results DataFrame, study config) -> [(title, DataFrame, note)]`` (the study's hook, passed in
+    by the workflow script); ``claims_csv`` the study's claims ledger (columns ``paper, claim_id,
+    claim, where, paper_value, ours, test, p_value, effect, verdict, evidence``; may be missing or
+    empty); ``wtl_csv``/``cd_csv`` the stats stage's win/tie/loss and critical-difference tables.
+    """
 
     df = pd.read_csv(results_csv)
     paired = _read_optional(paired_csv)
     fried = _read_optional(friedman_csv)
+    wtl = _read_optional(wtl_csv) if wtl_csv else pd.DataFrame()
+    cd = _read_optional(cd_csv) if cd_csv else pd.DataFrame()
+    claims = _read_claims(claims_csv)
     cfg = info["config"]
-    coords = info.get("coords", [])
+    listing_path = Path(figures) / "figures.json"
+    listing = json.loads(listing_path.read_text()) if listing_path.exists() else []
+    cd_figs = {f.get("metric"): f for f in listing if f.get("kind") == "cd"}
+    plain_figs = [f for f in listing if f.get("kind") != "cd"]
+    primary = info.get("primary_metric")
+    key = cd_figs.get(primary) or (plain_figs[0] if plain_figs else None)
+
+    # -- page one: question, set-up, claims, answer, key figure
     doc = _PDF(info["title"])
     doc.title(info["title"])
-    doc.provenance(f"Study '{info['study']}' (kind '{info['kind']}'), config hash {info['config_hash']}.")
-    doc.heading("1. Set-up")
-    doc.para(info["description"])
-    grid = "".join(f" x {df[c].nunique()} values of {c}" for c in varying_coords(df, coords))
-    blocks = ", ".join(info.get("block_cols", ["dataset", "kernel", "seed"]))
-    doc.para(
-        f"{len(df)} results: {df['dataset'].nunique()} data sets x {df['method'].nunique()} methods x "
-        f"{df['kernel'].nunique()} kernel(s) x {df['seed'].nunique()} seeds{grid}. Features scaled with "
-        f"'{cfg.get('scaling', 'standardize')}' fitted on the training part. Study parameters: "
-        f"{json.dumps(cfg.get('params', {}))}. Paired tests pair results on ({blocks})"
-        + (f", within each value of {', '.join(coords)} and over all of them." if coords else ".")
-    )
-    doc.table(_setup_tables(df))
-    methods = pd.DataFrame([{"method": m, "settings": json.dumps(c)} for m, c in cfg["methods"].items()])
-    kernels_ = pd.DataFrame([{"kernel": k, "settings": json.dumps(c)} for k, c in cfg["kernels"].items()])
-    doc.table(methods, col_widths=(30, 130))
-    doc.table(kernels_, col_widths=(30, 130))
-    doc.heading("2. Results (mean +- sd over seeds)")
+    doc.para(f"Study '{info['study']}' (kind '{info['kind']}'); provenance and the full config: appendix.", size=8)
+    doc.heading("Question")
+    doc.para(info["description"], size=9)
+    doc.heading("Set-up")
+    for line in _setup_lines(df, info):
+        doc.para(line, size=8.5)
+    doc.heading("Claims tested")
+    if len(claims):
+        doc.table(claims_table(claims), size=7, col_widths=(100, 22, 26, 32))
+    else:
+        doc.para("This study tests no paper claim (no claims ledger rows for it); its results are "
+                 "reported as measured.", size=9)
+    answers = _answer_lines(info, wtl, cd)
+    if answers:
+        doc.heading("Answer")
+        for line in answers:
+            doc.para(line, size=9)
+    if key is not None:
+        doc.image(Path(figures) / key["file"], caption=key["caption"], max_height=max(doc.space_left() - 22, 45))
+
+    # -- the paper's layout, then means
+    n = 1
+    tables = report_tables(df, cfg) if report_tables else []
+    if tables:
+        doc.new_page()
+        doc.heading(f"{n}. Results in the paper's layout")
+        n += 1
+        for title, table, note in tables:
+            doc.para(title, style="B")
+            doc.table(table, size=6.5)
+            if note:
+                doc.para(note, size=8)
+    else:
+        doc.new_page()
+    doc.heading(f"{n}. Mean +- sd over seeds")
+    n += 1
+    doc.para("Each cell: mean +- standard deviation over the seeds, the mean rounded to the sd's second digit.",
+             size=8)
     for metric, (label, lower) in info["metrics"].items():
         if metric not in df or df[metric].isna().all():
             continue
         doc.para(f"{label} ({'lower' if lower else 'higher'} is better)", style="B")
         doc.table(mean_sd_table(df, metric, order=info.get("methods"), coords=_table_coords(info)))
-    for title, table, note in studies.get(info["kind"]).report_tables(df, cfg):
-        doc.para(title, style="B")
-        doc.table(table, size=6.5)
-        if note:
-            doc.para(note, size=8.5)
-    doc.heading(f"3. Paired tests against '{info.get('reference')}'")
-    doc.para(
-        "Wilcoxon signed-rank test (two-sided) and paired t-test over the paired blocks; Holm's "
-        "correction over the methods compared within each metric and scope ('all' pools every coord value, "
-        "with the coords part of the block). 'wins' counts blocks where the method beats the reference."
-    )
+
+    # -- who wins
+    tested = [m for m in info.get("tested_metrics") or list(info["metrics"])
+              if len(wtl) and (wtl["metric"] == m).any()]
+    if tested:
+        doc.heading(f"{n}. Which method wins")
+        n += 1
+        doc.para("Win/tie/loss matrix: each cell compares the row's method with the column's over the paired "
+                 "results (every data set, seed and grid point both have): green = the row is significantly "
+                 "better, red = significantly worse (two-sided Wilcoxon signed-rank test, Holm's correction over "
+                 "all pairs, 5%), white = no significant difference. The number is the Hodges-Lehmann effect, "
+                 "row / column for positive metrics (else row - column); 95% intervals and p-values: appendix. "
+                 "W/T/L counts the row's wins, ties and losses.", size=8)
+        for metric in tested:
+            label, lower = info["metrics"][metric]
+            text, outcome = wtl_matrix(wtl, metric, info.get("methods"))
+            eff = wtl.loc[wtl["metric"] == metric, "effect"].iloc[0]
+            doc.para(f"{label} ({'lower' if lower else 'higher'} is better; cells: "
+                     f"{'ratio row / column' if eff == 'ratio' else 'difference row - column'})", style="B")
+            doc.matrix(text, outcome, numbered=len(text) > 6)
+            fig = cd_figs.get(metric)
+            if fig is not None and fig is not key:
+                doc.image(Path(figures) / fig["file"], caption=fig["caption"], max_height=90)
+        if not len(cd):
+            doc.para("No critical-difference diagram: it needs at least four data sets (Demsar's blocks) and "
+                     "three methods.", size=8)
+
+    # -- figures
+    rest = [f for f in plain_figs if f is not key]
+    if rest:
+        doc.heading(f"{n}. Figures")
+        n += 1
+        for fig in rest:
+            doc.image(Path(figures) / fig["file"], caption=fig["caption"])
+
+    # -- appendix
+    doc.new_page()
+    doc.heading("Appendix A. Provenance and configuration")
+    doc.provenance(f"Study '{info['study']}' (kind '{info['kind']}'), config hash {info['config_hash']}.")
+    doc.table(_setup_tables(df))
+    methods = pd.DataFrame([{"method": m, "settings": json.dumps(c)} for m, c in cfg["methods"].items()])
+    kernels_ = pd.DataFrame([{"kernel": k, "settings": json.dumps(c)} for k, c in cfg["kernels"].items()])
+    doc.table(methods, size=7, col_widths=(30, 150))
+    doc.table(kernels_, size=7, col_widths=(30, 150))
+    if cfg.get("params"):
+        doc.para("Study parameters: " + json.dumps(cfg["params"]), size=7.5)
+    doc.heading(f"Appendix B. Paired tests against '{info.get('reference')}'")
+    doc.para("Wilcoxon signed-rank test (two-sided) and paired t-test over the paired blocks; Holm's correction "
+             "over the methods compared within each metric and scope ('all' pools every grid point, with the "
+             "grid point part of the block). 'wins' counts blocks where the method beats the reference.", size=8)
     doc.table(_paired_table(paired), size=6.5)
-    if len(paired):
-        for line in describe_tests(paired, info, info["primary_metric"]):
-            doc.para(line)
-    for _, r in fried.iterrows():
-        scope = "" if r.get("scope", "all") == "all" else f" at {r['scope']}"
-        doc.para(f"Friedman test on {r['metric']}{scope}: chi2 = {r['statistic']:.3g}, p = {_fmt_p(r['p'])} over "
-                 f"{r['n_blocks']} blocks; mean ranks (1 = best): {_fmt_ranks(r['mean_ranks'])}.")
-    doc.heading("4. Figures")
-    listing = Path(figures) / "figures.json"
-    for fig in json.loads(listing.read_text()) if listing.exists() else []:
-        doc.image(Path(figures) / fig["file"], caption=fig["caption"])
+    if len(fried):
+        doc.para("Friedman tests (all methods, complete blocks)", style="B")
+        doc.table(_friedman_table(fried), size=6.5, col_widths=(24, 26, 14, 14, 14, 88))
+    if len(wtl):
+        doc.heading("Appendix C. Every pair of methods")
+        doc.para("The tests behind the win/tie/loss matrices: Hodges-Lehmann effect (ratio or difference of the "
+                 "first method to the second) with its 95% confidence interval, Wilcoxon p and Holm-adjusted p "
+                 "over all pairs of a metric; 'better'/'worse' count the pairs the first method wins/loses.",
+                 size=8)
+        doc.table(_wtl_long_table(wtl), size=6)
+    if len(claims) and "evidence" in claims:
+        doc.heading("Appendix D. Claims: test and evidence")
+        cols = [c for c in ("claim_id", "test", "p_value", "effect", "evidence") if c in claims]
+        doc.table(claims[cols].fillna(""), size=6.5)
     doc.save(out_pdf)
 
 

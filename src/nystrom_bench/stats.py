@@ -13,6 +13,33 @@ A comparison without a single pair is an error (:class:`NoPairsError`) that says
 why -- e.g. a multiple-kernel method whose rows carry another kernel label than
 the reference's never shares a ``(dataset, kernel, seed)`` block with it -- never
 a silently empty table.
+
+What a reader sees comes from two more analyses over every pair of methods
+(:func:`study_comparisons`, written by the workflow as ``wtl.csv`` and ``cd.csv``):
+
+- :func:`pairwise_tests` -- a win/tie/loss matrix: every pair of methods by the
+  Wilcoxon signed-rank test on the paired results, Holm's correction over all pairs,
+  and an effect size with a 95% confidence interval (:func:`hodges_lehmann`: the
+  Hodges-Lehmann estimate and the distribution-free interval that inverts the same
+  signed-rank test).  For a metric that is positive everywhere the pairs are log
+  ratios and the effect a ratio (row / column): a study pools data sets whose errors
+  differ by orders of magnitude, and on differences the data sets with the largest
+  numbers would own every rank.
+- :func:`critical_difference` -- Demsar's (JMLR 2006) comparison over data sets: the
+  methods ranked within each data set, Friedman's test over the data sets, then the
+  Nemenyi test between every pair (and Holm's step-down against the reference, the
+  z-test of Demsar's section 3.2.2), for a critical-difference diagram.
+
+Post-hoc tests: scikit-posthocs (:func:`scikit_posthocs.posthoc_nemenyi_friedman`,
+and its ``critical_difference_diagram`` in :mod:`nystrom_bench.report`) rather than
+autorank.  Both are maintained and both follow Demsar; autorank is a one-call
+pipeline that picks the test itself (normality checks, then repeated-measures ANOVA
++ Tukey or Friedman + Nemenyi) from the data, its CD diagram drawn only for the
+non-parametric branch, and it offers neither a Holm comparison with a reference nor
+a diagram of a significance matrix we computed; scikit-posthocs gives the single
+tests as functions over a block x method matrix -- the one we already build -- and
+draws a CD diagram from any p-value matrix.  Friedman's and Wilcoxon's tests stay
+SciPy's own (and the tests check ours against them).
 """
 
 from __future__ import annotations
@@ -24,7 +51,8 @@ import pandas as pd
 from scipy import stats as sps
 
 __all__ = ["holm", "paired_tests", "friedman", "pivot_pairs", "study_tests", "run_study_stats", "NoPairsError",
-           "ALL"]
+           "ALL", "hodges_lehmann", "pairwise_tests", "critical_difference", "cd_table", "read_cd", "study_comparisons",
+           "MIN_CD_DATASETS"]
 
 #: the scope label of a test over every coordinate value at once
 ALL = "all"
@@ -76,12 +104,15 @@ def _no_pairs_reason(df, method, reference, method_col, block_cols, metric):
         present = ", ".join(map(str, sorted(df[method_col].unique(), key=str)))
         return (f"reference method {reference!r} has no results for {metric!r} (methods with results: {present}); "
                 "set 'reference:' to one of them")
-    differ = [c for c in block_cols if not set(a[c].astype(str)) & set(b[c].astype(str))]
+    def values(rows, c):
+        return {str(v) for v in rows[c].tolist()}  # NaN included, as 'nan'
+
+    differ = [c for c in block_cols if not values(a, c) & values(b, c)]
     if differ:
         c = differ[0]
         return (f"{method!r} and the reference {reference!r} share no block: their {c!r} values differ "
-                f"({method}: {', '.join(sorted(set(a[c].astype(str))))}; {reference}: "
-                f"{', '.join(sorted(set(b[c].astype(str))))}); a study whose methods differ in {c!r} must "
+                f"({method}: {', '.join(sorted(values(a, c)))}; {reference}: "
+                f"{', '.join(sorted(values(b, c)))}); a study whose methods differ in {c!r} must "
                 f"block on the other columns (Study.block_cols without {c!r})")
     return (f"{method!r} and the reference {reference!r} share no complete block over {list(block_cols)}; "
             "run them on the same data sets, kernels and seeds")
@@ -222,26 +253,264 @@ def study_tests(df, metrics, reference=None, coords=(), block_cols=("dataset", "
     return paired_df, fried_df
 
 
-def run_study_stats(results_csv, info, out_paired, out_friedman):
-    """Workflow stage: :func:`study_tests` on a study's result file, written atomically.
+#: a study needs this many data sets for a critical-difference analysis (Demsar's blocks)
+MIN_CD_DATASETS = 4
+
+_WTL_COLUMNS = ["metric", "method", "versus", "n_pairs", "better", "worse", "effect", "estimate", "ci_low",
+                "ci_high", "wilcoxon_p", "p_holm", "outcome"]
+_CD_COLUMNS = ["metric", "method", "mean_rank", "n_blocks", "n_datasets", "friedman_stat", "friedman_p", "cd",
+               "reference", "p_vs_reference_holm", "nemenyi_p"]
+
+
+def _signed_rank_cdf(n):
+    """``P(T+ <= t)``, t = 0 .. n(n+1)/2, of the signed-rank statistic of ``n`` untied pairs under H0."""
+    f = np.zeros(n * (n + 1) // 2 + 1)
+    f[0] = 1.0
+    top = 0
+    for i in range(1, n + 1):  # rank i joins with sign + or - (probability 1/2 each)
+        shifted = f[: top + 1].copy()
+        f[: top + 1] *= 0.5
+        f[i: i + top + 1] += 0.5 * shifted
+        top += i
+    return np.cumsum(f)
+
+
+def hodges_lehmann(d, confidence=0.95):
+    """Hodges-Lehmann estimate of the centre of paired differences ``d`` and its confidence interval.
+
+    The estimate is the median of the Walsh averages ``(d_i + d_j) / 2, i <= j``; the interval
+    ``[W_(c+1), W_(M-c)]`` of the sorted ``M`` Walsh averages, with ``c`` the largest ``t`` with
+    ``P(T+ <= t) <= (1 - confidence) / 2`` under the signed-rank null (exact up to 400 pairs, the
+    normal approximation beyond).  It is the set of shifts the two-sided Wilcoxon signed-rank test
+    does not reject (Hollander & Wolfe, Nonparametric Statistical Methods, section 3.2).  Fewer than
+    six pairs give no 95% interval: the bounds are then NaN.
+
+    Returns ``(estimate, low, high)``.
+    """
+    d = np.asarray(d, dtype=float)
+    n = len(d)
+    if n == 0:
+        return np.nan, np.nan, np.nan
+    i, j = np.triu_indices(n)
+    walsh = np.sort((d[i] + d[j]) / 2.0)
+    m = len(walsh)
+    est = float(np.median(walsh))
+    tail = (1.0 - confidence) / 2.0
+    if n <= 400:
+        cdf = _signed_rank_cdf(n)
+        c = int(np.searchsorted(cdf, tail, side="right")) - 1  # largest t with P(T <= t) <= tail
+    else:
+        mean, sd = n * (n + 1) / 4.0, np.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
+        c = int(np.floor(mean + sps.norm.ppf(tail) * sd))
+    if c < 0:
+        return est, np.nan, np.nan
+    return est, float(walsh[c]), float(walsh[m - 1 - c])
+
+
+def _positive(df, metric):
+    v = df[metric].dropna()
+    return bool(len(v)) and bool((v > 0).all())
+
+
+def pairwise_tests(df, metric, method_col="method", block_cols=("dataset", "seed"), lower_is_better=True,
+                   methods=None, effect="auto", alpha=0.05, confidence=0.95):
+    """Every pair of methods on ``metric``, paired over ``block_cols``: the win/tie/loss table.
+
+    For each pair (``method``, ``versus``), ``method`` listed first in ``methods`` (default: the
+    order of appearance): the Wilcoxon signed-rank test (two-sided, SciPy's) over the blocks both
+    have, Holm's correction over all pairs, and the Hodges-Lehmann effect with its
+    ``confidence`` interval (:func:`hodges_lehmann`).  ``effect``: ``"ratio"`` (test and effect on
+    log ratios; the effect is ``method / versus``), ``"difference"`` (``method - versus``), or
+    ``"auto"`` (ratio if every value of the metric is positive).
+
+    Returns a DataFrame (columns :data:`_WTL_COLUMNS`): ``better``/``worse`` count the pairs where
+    ``method`` beats / loses to ``versus``; ``outcome`` is ``win``, ``loss`` (Holm-adjusted
+    p < ``alpha``, by the sign of the effect) or ``tie``, and ``no pairs`` where the two never share
+    a block (a reference-free matrix holds pairs nobody asked about; :func:`paired_tests` is the
+    one that raises).
+    """
+    df = df[df[metric].notna()]
+    if effect == "auto":
+        effect = "ratio" if _positive(df, metric) else "difference"
+    wide = pivot_pairs(df, metric, method_col, block_cols, complete=False)
+    order = [m for m in (methods or []) if m in wide.columns]
+    order += [m for m in dict.fromkeys(df[method_col]) if m not in order]
+    rows = []
+    for a_i, a in enumerate(order):
+        for b in order[a_i + 1:]:
+            pair = wide[[a, b]].dropna()
+            if effect == "ratio":
+                d = np.log(pair[a].to_numpy()) - np.log(pair[b].to_numpy())
+            else:
+                d = (pair[a] - pair[b]).to_numpy()
+            row = {"metric": metric, "method": a, "versus": b, "n_pairs": len(d), "effect": effect,
+                   "better": int(((d < 0) if lower_is_better else (d > 0)).sum()),
+                   "worse": int(((d > 0) if lower_is_better else (d < 0)).sum())}
+            if len(d) == 0:
+                rows.append({**row, "estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "wilcoxon_p": np.nan})
+                continue
+            est, lo, hi = hodges_lehmann(d, confidence)
+            if effect == "ratio":
+                est, lo, hi = np.exp(est), np.exp(lo), np.exp(hi)
+            p = float(sps.wilcoxon(d, zero_method="wilcox").pvalue) if len(d) >= 2 and np.any(d != 0) else 1.0
+            rows.append({**row, "estimate": est, "ci_low": lo, "ci_high": hi, "wilcoxon_p": p})
+    out = pd.DataFrame(rows, columns=[c for c in _WTL_COLUMNS if c not in ("p_holm", "outcome")])
+    tested = out["wilcoxon_p"].notna()
+    out["p_holm"] = np.nan
+    if tested.any():
+        out.loc[tested, "p_holm"] = holm(out.loc[tested, "wilcoxon_p"])
+    centre = 1.0 if effect == "ratio" else 0.0
+
+    def outcome(r):
+        if r["n_pairs"] == 0:
+            return "no pairs"
+        if not r["p_holm"] < alpha:
+            return "tie"
+        a_better = (r["estimate"] < centre) if lower_is_better else (r["estimate"] > centre)
+        if r["estimate"] == centre:  # significant, centre exactly at no effect: go by the counts
+            a_better = r["better"] > r["worse"]
+        return "win" if a_better else "loss"
+
+    out["outcome"] = out.apply(outcome, axis=1) if len(out) else pd.Series(dtype=str)
+    return out[_WTL_COLUMNS]
+
+
+def critical_difference(df, metric, method_col="method", block_cols=("dataset", "kernel", "seed"), coords=(),
+                        lower_is_better=True, reference=None, alpha=0.05, methods=None):
+    """Demsar's (2006) comparison of several methods over data sets, for a critical-difference diagram.
+
+    A block of the Friedman test is a data set (with its kernel where ``block_cols`` has one):
+    ``block_cols`` without ``seed``.  Within it, the methods are ranked (1 = best) in every cell
+    of seed x coords where all of them have a result, and each method's ranks are averaged: that is
+    the data set's ranking.  Then SciPy's Friedman test over the data sets, the Nemenyi test for
+    every pair (scikit-posthocs), the Nemenyi critical difference ``q_alpha sqrt(k (k+1) / 6N)``,
+    and -- given a ``reference`` -- Holm's step-down over the z-tests of each method against it.
+
+    Returns None with fewer than three methods or two complete blocks, else a dict: ``mean_ranks``
+    (Series, 1 = best, sorted), ``n_blocks``, ``n_datasets``, ``friedman_stat``, ``friedman_p``,
+    ``cd``, ``nemenyi`` (DataFrame of p-values; all 1 when Friedman's p >= ``alpha``: no post-hoc
+    test after a non-significant omnibus test), ``p_vs_reference_holm`` (dict) and ``reference``.
+    """
+    import scikit_posthocs as skp
+
+    df = df[df[metric].notna()]
+    varying = [c for c in coords if c in df and df[c].notna().any() and df[c].nunique() > 1]
+    cell = [*block_cols, *varying]
+    group = [c for c in block_cols if c != "seed"]
+    wide = pivot_pairs(df, metric, method_col, cell)  # complete cells only
+    if wide.shape[1] < 3 or len(wide) < 2:
+        return None
+    order = [m for m in (methods or []) if m in wide.columns] + [m for m in wide.columns
+                                                                 if m not in (methods or [])]
+    wide = wide[order]
+    vals = wide.to_numpy() if lower_is_better else -wide.to_numpy()
+    ranks = pd.DataFrame(sps.rankdata(vals, axis=1), index=wide.index, columns=wide.columns)
+    per_block = ranks.groupby(level=group).mean()  # each data set's ranking: its mean rank per method
+    if len(per_block) < 2:
+        return None
+    n, k = per_block.shape
+    res = sps.friedmanchisquare(*[per_block[c].to_numpy() for c in per_block.columns])
+    block_ranks = pd.DataFrame(sps.rankdata(per_block.to_numpy(), axis=1), columns=per_block.columns)
+    mean_ranks = block_ranks.mean().sort_values()
+    nemenyi = skp.posthoc_nemenyi_friedman(per_block.to_numpy())
+    nemenyi.index = nemenyi.columns = per_block.columns
+    if not res.pvalue < alpha:
+        nemenyi.loc[:, :] = 1.0
+    q = sps.studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2.0)
+    se = np.sqrt(k * (k + 1) / (6.0 * n))
+    vs_ref = {}
+    if reference is not None and reference in mean_ranks:
+        others = [m for m in mean_ranks.index if m != reference]
+        z = [(mean_ranks[m] - mean_ranks[reference]) / se for m in others]
+        p = holm([2 * sps.norm.sf(abs(v)) for v in z])
+        vs_ref = dict(zip(others, map(float, p), strict=True))
+    n_datasets = per_block.index.get_level_values("dataset").nunique() if "dataset" in group else n
+    return {"metric": metric, "mean_ranks": mean_ranks, "n_blocks": int(n), "n_datasets": int(n_datasets),
+            "friedman_stat": float(res.statistic), "friedman_p": float(res.pvalue), "cd": float(q * se),
+            "nemenyi": nemenyi, "p_vs_reference_holm": vs_ref, "reference": reference}
+
+
+def cd_table(result):
+    """A :func:`critical_difference` result as rows (columns :data:`_CD_COLUMNS`), one per method."""
+    rows = []
+    for m, r in result["mean_ranks"].items():
+        rows.append({"metric": result["metric"], "method": m, "mean_rank": float(r), "n_blocks": result["n_blocks"],
+                     "n_datasets": result["n_datasets"], "friedman_stat": result["friedman_stat"],
+                     "friedman_p": result["friedman_p"], "cd": result["cd"], "reference": result["reference"],
+                     "p_vs_reference_holm": result["p_vs_reference_holm"].get(m, np.nan),
+                     "nemenyi_p": json.dumps({o: round(float(v), 6) for o, v in result["nemenyi"][m].items()
+                                              if o != m})})
+    return pd.DataFrame(rows, columns=_CD_COLUMNS)
+
+
+def read_cd(table, metric):
+    """``(mean_ranks Series, Nemenyi p DataFrame, first row)`` of ``metric`` from a ``cd.csv`` table, or None."""
+    sub = table[table["metric"] == metric] if len(table) and "metric" in table else table.iloc[:0]
+    if not len(sub):
+        return None
+    ranks = sub.set_index("method")["mean_rank"].astype(float)
+    p = pd.DataFrame(1.0, index=ranks.index, columns=ranks.index)
+    for m, js in zip(sub["method"], sub["nemenyi_p"], strict=True):
+        for o, v in json.loads(js).items():
+            p.loc[m, o] = v
+    return ranks, p, sub.iloc[0]
+
+
+def study_comparisons(df, metrics, coords=(), block_cols=("dataset", "kernel", "seed"), reference=None,
+                      methods=None, method_col="method", min_datasets=MIN_CD_DATASETS):
+    """The win/tie/loss table (:func:`pairwise_tests`) and -- with ``min_datasets`` data sets or
+    more -- the critical-difference table (:func:`cd_table`) of every metric, over all results
+    (the coords that vary are part of the blocks, as in the "all" scope of :func:`study_tests`).
+
+    ``metrics``: ``{metric: lower_is_better}``.  Returns ``(wtl, cd)`` DataFrames.
+    """
+    wtl, cds = [], []
+    for metric, lower in metrics.items():
+        if metric not in df or df[metric].notna().sum() == 0:
+            continue
+        rows = df[df[metric].notna()]
+        varying = [c for c in coords if c in rows and rows[c].notna().any() and rows[c].nunique() > 1]
+        blocks = (*block_cols, *varying)
+        if rows[method_col].nunique() >= 2:
+            wtl.append(pairwise_tests(rows, metric, method_col, blocks, lower, methods=methods))
+        if rows["dataset"].nunique() >= min_datasets:
+            res = critical_difference(rows, metric, method_col, block_cols, coords, lower, reference,
+                                      methods=methods)
+            if res is not None and res["n_datasets"] >= min_datasets:
+                cds.append(cd_table(res))
+    wtl_df = pd.concat(wtl, ignore_index=True) if wtl else pd.DataFrame(columns=_WTL_COLUMNS)
+    cd_df = pd.concat(cds, ignore_index=True) if cds else pd.DataFrame(columns=_CD_COLUMNS)
+    return wtl_df, cd_df
+
+
+def run_study_stats(results_csv, info, out_paired, out_friedman, tested_rows=None, out_wtl=None, out_cd=None):
+    """Workflow stage: :func:`study_tests` (and, given ``out_wtl``/``out_cd``, :func:`study_comparisons`)
+    on a study's result file, written atomically.
 
     ``info`` holds ``metrics`` (``{name: [label, lower_is_better]}``), ``tested_metrics``
-    (optional subset), ``reference``, ``coords`` and ``block_cols``, and optionally the study
-    ``kind`` (whose :meth:`~nystrom_bench.studies.Study.tested_rows` picks the rows tested).
+    (optional subset), ``reference``, ``coords``, ``block_cols`` and ``methods`` (the config's
+    order).  ``tested_rows``: a callable ``DataFrame -> DataFrame`` that picks the rows tested (the
+    study's :meth:`~nystrom_bench.studies.Study.tested_rows`; this module never imports a study,
+    the workflow script passes it in).
     """
     from .atomic import write_csv
     from .results import read_results
 
     df = read_results(results_csv)
-    if info.get("kind"):
-        from . import studies
-
-        df = studies.get(info["kind"]).tested_rows(df)
+    if tested_rows is not None:
+        df = tested_rows(df)
     tested = info.get("tested_metrics") or list(info["metrics"])
     metrics = {m: bool(info["metrics"][m][1]) for m in tested}
-    paired, fried = study_tests(df, metrics, info.get("reference"), info.get("coords", ()),
-                                info.get("block_cols", ("dataset", "kernel", "seed")),
+    block_cols = info.get("block_cols", ("dataset", "kernel", "seed"))
+    paired, fried = study_tests(df, metrics, info.get("reference"), info.get("coords", ()), block_cols,
                                 scope_coords=info.get("summary_coords"))
     write_csv(paired, out_paired)
     write_csv(fried, out_friedman)
+    if out_wtl is not None or out_cd is not None:
+        wtl, cd = study_comparisons(df, metrics, info.get("coords", ()), block_cols, info.get("reference"),
+                                    methods=info.get("methods"))
+        if out_wtl is not None:
+            write_csv(wtl, out_wtl)
+        if out_cd is not None:
+            write_csv(cd, out_cd)
     return paired

@@ -23,13 +23,16 @@ rule aggregate:
 
 
 # Stage 5: paired tests (Wilcoxon signed-rank, paired t, Holm) and Friedman tests, over all
-# results and per coord value.
+# results and per coord value; every pair of methods (win/tie/loss, Hodges-Lehmann effects) and,
+# with four data sets or more, Demsar's critical-difference analysis (Friedman + Nemenyi).
 rule stats:
     input:
         "results/{study}/results.csv",
     output:
         paired="results/{study}/stats.csv",
         friedman="results/{study}/friedman.csv",
+        wtl="results/{study}/wtl.csv",
+        cd="results/{study}/cd.csv",
     params:
         info=analysis_params,
     log:

@@ -1,7 +1,8 @@
 # Stage 6: the figures of each study (one job per study: plotting imports are slow).
 rule figures:
     input:
-        "results/{study}/results.csv",
+        results="results/{study}/results.csv",
+        cd="results/{study}/cd.csv",
     output:
         report(
             directory("results/{study}/figures"),
@@ -26,12 +27,15 @@ rule figures:
         "../scripts/figures.py"
 
 
-# Stage 7: the study's PDF report (tables, tests, figures, provenance).
+# Stage 7: the study's PDF report (question, claims, answer, tables, tests, figures, provenance).
 rule report:
     input:
         results="results/{study}/results.csv",
         paired="results/{study}/stats.csv",
         friedman="results/{study}/friedman.csv",
+        wtl="results/{study}/wtl.csv",
+        cd="results/{study}/cd.csv",
+        claims="results/{study}/claims.csv",
         figures="results/{study}/figures",
     output:
         "reports/{study}.pdf",
@@ -51,17 +55,20 @@ rule report:
         "../scripts/report.py"
 
 
-# Stage 8: one summary PDF over all studies.
+# Stage 8: the summary -- findings first (claims ledger, answers, practitioner's guide), then one
+# short section per study; the same findings as Markdown (reports/FINDINGS.md).
 rule summary:
     input:
         reports=expand("reports/{study}.pdf", study=STUDIES),
-        paired=expand("results/{study}/stats.csv", study=STUDIES),
+        claims="results/claims.csv",
         results=expand("results/{study}/results.csv", study=STUDIES),
     output:
-        "reports/summary.pdf",
+        pdf="reports/summary.pdf",
+        markdown="reports/FINDINGS.md",
     params:
-        infos=lambda wildcards: [study_report_params(SimpleNamespace(study=s)) for s in STUDIES],
+        infos=lambda wildcards: {s: study_report_params(SimpleNamespace(study=s)) for s in STUDIES},
         title=config.get("report", {}).get("title", "nystrom-bench"),
+        config_name=", ".join(os.path.relpath(f) for f in workflow.configfiles) or "config/config.yaml",
     log:
         "results/logs/report/summary.log",
     benchmark:

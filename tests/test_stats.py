@@ -1,0 +1,152 @@
+"""Win/tie/loss tables, Hodges-Lehmann intervals and Demsar's critical-difference analysis, against
+SciPy's own functions and textbook values; and the layering rule (stats/report import no study)."""
+
+import ast
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from nystrom_bench import report, stats
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "nystrom_bench"
+
+
+def test_signed_rank_null_matches_scipy_exact_and_enumeration(rng):
+    for n in (1, 5, 9, 14):
+        cdf = stats._signed_rank_cdf(n)
+        # enumeration of all 2^n sign patterns
+        sums = [sum(r for r, s in zip(range(1, n + 1), signs, strict=True) if s)
+                for signs in itertools.product((0, 1), repeat=n)]
+        counts = np.bincount(sums, minlength=n * (n + 1) // 2 + 1) / 2 ** n
+        np.testing.assert_allclose(cdf, np.cumsum(counts))
+    d = rng.normal(size=12) + 0.4
+    r_plus = int(((d > 0) * sps.rankdata(np.abs(d))).sum())
+    exact = sps.wilcoxon(d, alternative="less", method="exact").pvalue
+    assert stats._signed_rank_cdf(12)[r_plus] == pytest.approx(exact)
+
+
+def test_hodges_lehmann_estimate_and_interval():
+    d = np.arange(1.0, 11.0)
+    est, lo, hi = stats.hodges_lehmann(d)
+    walsh = sorted((a + b) / 2 for i, a in enumerate(d) for b in d[i:])
+    assert est == pytest.approx(np.median(walsh))
+    # n = 10, two-sided 5%: critical value 8 (P(T <= 8) = 0.0244), so the interval is [W_(9), W_(47)]
+    assert (lo, hi) == (walsh[8], walsh[46])
+    # the interval is the set of shifts the Wilcoxon test does not reject at 5%
+    rng = np.random.default_rng(3)
+    x = rng.normal(1.0, 1.0, size=15)
+    est, lo, hi = stats.hodges_lehmann(x)
+    assert lo < est < hi
+    for shift, rejected in ((lo - 1e-6, True), (lo + 1e-6, False), (hi - 1e-6, False), (hi + 1e-6, True)):
+        p = sps.wilcoxon(x - shift, method="exact").pvalue
+        assert (p < 0.05) == rejected, (shift, p)
+    assert np.isnan(stats.hodges_lehmann([1.0, 2.0, 3.0])[1])  # too few pairs for a 95% interval
+
+
+def _frame(rng, n_sets=6, seeds=3):
+    """Four methods on ``n_sets`` data sets: good < mid < bad by a constant factor, twin = good."""
+    rows = []
+    for ds in range(n_sets):
+        scale = 10.0 ** ds  # data sets on very different scales: ratios, not differences
+        for seed in range(seeds):
+            base = scale * rng.uniform(1, 2)
+            for method, factor in (("good", 1.0), ("mid", 1.3), ("bad", 2.0), ("twin", 1.0)):
+                rows.append({"dataset": f"d{ds}", "kernel": "g", "seed": seed, "method": method,
+                             "err": base * factor * (1 + 0.01 * rng.normal())})
+    return pd.DataFrame(rows)
+
+
+def test_pairwise_tests_match_scipy_and_holm(rng):
+    df = _frame(rng)
+    methods = ["good", "mid", "bad", "twin"]
+    t = stats.pairwise_tests(df, "err", block_cols=("dataset", "kernel", "seed"), methods=methods)
+    assert len(t) == 6 and (t["effect"] == "ratio").all()
+    wide = stats.pivot_pairs(df, "err", block_cols=("dataset", "kernel", "seed"))
+    r = t.set_index(["method", "versus"])
+    d = np.log(wide["good"]) - np.log(wide["mid"])
+    assert r.loc[("good", "mid"), "wilcoxon_p"] == pytest.approx(sps.wilcoxon(d).pvalue)
+    np.testing.assert_allclose(t["p_holm"], stats.holm(t["wilcoxon_p"]))
+    assert r.loc[("good", "mid"), "estimate"] == pytest.approx(1 / 1.3, rel=0.02)
+    assert r.loc[("good", "mid"), "ci_low"] < r.loc[("good", "mid"), "estimate"] < r.loc[("good", "mid"), "ci_high"]
+    assert r.loc[("good", "mid"), "outcome"] == "win" and r.loc[("mid", "bad"), "outcome"] == "win"
+    assert r.loc[("good", "twin"), "outcome"] == "tie" and r.loc[("bad", "twin"), "outcome"] == "loss"
+    assert r.loc[("good", "bad"), "better"] == 18 and r.loc[("good", "bad"), "worse"] == 0
+    # higher is better flips the outcome; a metric with zeros is compared by differences
+    flipped = stats.pairwise_tests(df, "err", block_cols=("dataset", "kernel", "seed"), lower_is_better=False,
+                                   methods=methods).set_index(["method", "versus"])
+    assert flipped.loc[("good", "mid"), "outcome"] == "loss"
+    diff = stats.pairwise_tests(df.assign(err=df["err"] - df["err"].min()), "err",
+                                block_cols=("dataset", "kernel", "seed"), methods=methods)
+    assert (diff["effect"] == "difference").all()
+
+
+def test_pairwise_without_shared_blocks_says_so(rng):
+    df = _frame(rng, n_sets=2)
+    bad = df["method"] == "bad"
+    df.loc[bad, "dataset"] = "elsewhere_" + df.loc[bad, "dataset"]
+    t = stats.pairwise_tests(df, "err", block_cols=("dataset", "kernel", "seed"))
+    assert set(t.loc[(t["method"] == "bad") | (t["versus"] == "bad"), "outcome"]) == {"no pairs"}
+
+
+def test_critical_difference_matches_scipy_friedman_and_demsar(rng):
+    df = _frame(rng, n_sets=8, seeds=2)
+    res = stats.critical_difference(df, "err", block_cols=("dataset", "kernel", "seed"), reference="bad",
+                                    methods=["good", "mid", "bad", "twin"])
+    # one block per data set: each data set's ranking is its mean rank over seeds
+    ranks = df.assign(r=df.groupby(["dataset", "seed"])["err"].rank()).groupby(["dataset", "method"])["r"].mean()
+    per_set = ranks.unstack("method")
+    f = sps.friedmanchisquare(*[per_set[c] for c in per_set.columns])
+    assert res["n_blocks"] == 8 and res["n_datasets"] == 8
+    assert res["friedman_stat"] == pytest.approx(f.statistic) and res["friedman_p"] == pytest.approx(f.pvalue)
+    assert list(res["mean_ranks"].index[-2:]) == ["mid", "bad"]
+    # Demsar (2006), Table 5: q_0.05 = 2.569 for four methods; CD = q sqrt(k (k + 1) / 6N)
+    assert res["cd"] == pytest.approx(2.569 * np.sqrt(4 * 5 / (6 * 8)), rel=1e-3)
+    # Nemenyi p from the studentized range (SciPy), as scikit-posthocs computes it
+    q = abs(res["mean_ranks"]["bad"] - res["mean_ranks"]["good"]) / np.sqrt(4 * 5 / (6 * 8))
+    assert res["nemenyi"].loc["bad", "good"] == pytest.approx(sps.studentized_range.sf(q * np.sqrt(2), 4, np.inf))
+    assert res["p_vs_reference_holm"]["good"] < 0.05 and "bad" not in res["p_vs_reference_holm"]
+    table = stats.cd_table(res)
+    back_ranks, back_p, _ = stats.read_cd(table, "err")
+    assert back_ranks.to_dict() == pytest.approx(res["mean_ranks"].to_dict())
+    assert back_p.loc["bad", "good"] == pytest.approx(res["nemenyi"].loc["bad", "good"], abs=1e-6)
+
+
+def test_study_comparisons_need_four_data_sets(rng):
+    wtl, cd = stats.study_comparisons(_frame(rng, n_sets=3), {"err": True})
+    assert len(wtl) == 6 and cd.empty
+    wtl, cd = stats.study_comparisons(_frame(rng, n_sets=4), {"err": True})
+    assert len(cd) == 4 and json.loads(cd["nemenyi_p"].iloc[0])
+
+
+def test_wtl_matrix_is_antisymmetric(rng):
+    wtl = stats.pairwise_tests(_frame(rng), "err", block_cols=("dataset", "kernel", "seed"),
+                               methods=["good", "mid", "bad", "twin"])
+    text, outcome = report.wtl_matrix(wtl, "err", ["good", "mid", "bad", "twin"])
+    assert list(text.index) == ["good", "mid", "bad", "twin"]
+    assert outcome.loc["good", "mid"] == "win" and outcome.loc["mid", "good"] == "loss"
+    assert float(text.loc["good", "bad"]) == pytest.approx(1 / float(text.loc["bad", "good"]), rel=0.01)
+    assert text.loc["good", "W/T/L"] == "2/1/0" and text.loc["bad", "W/T/L"] == "0/0/3"
+
+
+def _imports_of(path):
+    """Every module a file imports, at module level or inside a function, as absolute dotted names."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = ("nystrom_bench." if node.level else "") + (node.module or "")
+            names += [base] + [f"{base}.{a.name}".replace("..", ".") for a in node.names]
+    return names
+
+
+@pytest.mark.parametrize("module", ["report.py", "stats.py"])
+def test_services_never_import_a_study(module):
+    """DESIGN.md's layers: stats and report sit below the studies, inside functions too."""
+    bad = [n for n in _imports_of(SRC / module) if "studies" in n.split(".")]
+    assert not bad, f"{module} imports {bad}; pass the study's hooks in from the workflow script instead"
