@@ -39,7 +39,11 @@ def test_gnkr_study_rows_protocols_and_tables():
     titles = [t for t, _, _ in tables]
     assert titles[0].startswith("Tables 1 and 3") and any("each sigma" in t for t in titles)
     per_sigma = next(tab for t, tab, _ in tables if "each sigma" in t)
-    assert list(per_sigma.columns) == ["data set", "kernel", "0.1", "1"]
+    assert list(per_sigma.columns) == ["data set", "kernel", "0.1", "1", "paper", "sigma nearest the paper",
+                                       "best sigma (stated grid)"]
+    assert set(per_sigma["paper"]) == {"-"}  # m = 40 is not in Table 1
+    for _, r in per_sigma.iterrows():  # the stated grid's best width is the column with the smallest RMSE
+        assert r["best sigma (stated grid)"] == min(("0.1", "1"), key=lambda c, r=r: float(r[c]))
     assert any("kernel (test-selected RMSE" in t for t in titles)
 
 
@@ -84,7 +88,11 @@ def test_gnkr_paper_values_and_curves():
                         "params": json.dumps({"rmse_by_sigma": {"1.0": 0.03}})}
                        for ds in ("gnkr_f1", "winequality-white") for s in ("US", "CS") for m in (300, 1000)
                        for k in ("G", "E") for seed in range(3)])
-    table = st.report_tables(df, {**CFG, "params": {}})[0][1]
+    tables = st.report_tables(df, {**CFG, "params": {}})
+    table = tables[0][1]
+    per_sigma = next(tab for t, tab, _ in tables if "each sigma" in t).set_index(["data set", "kernel"])
+    assert per_sigma.loc[("f1", "G"), "paper"] == "0.0291"  # Table 1, G-GNKR-US at m = 1000, beside ours
+    assert per_sigma.loc[("f1", "G"), "sigma nearest the paper"] == "1"
     wine = table[(table["data set"] == "winequality-white") & (table["algorithm"] == "G-GNKR-US")]
     assert list(wine["paper"]) == ["-", "0.01394"]  # m = 300 is not in Table 3, m = 1000 is
 

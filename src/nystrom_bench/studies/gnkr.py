@@ -32,60 +32,29 @@ import json
 
 import numpy as np
 
-from .. import data, seeding
+from .. import data, papers, seeding
 from ..learners import GNKR
 from . import Study, register
 
-#: Chen et al., Table 1 (average test RMSE over 20 runs), m = 300, 400, ..., 1000
-PAPER_TABLE1 = {
-    ("gnkr_f1", "G", "US"): [0.03412, 0.03145, 0.02986, 0.02919, 0.02897, 0.02906, 0.02896, 0.02908],
-    ("gnkr_f1", "G", "CS"): [0.03420, 0.03086, 0.02954, 0.02911, 0.02890, 0.02878, 0.02891, 0.02889],
-    ("gnkr_f1", "E", "US"): [0.10159, 0.09653, 0.09081, 0.08718, 0.08515, 0.08278, 0.08198, 0.08024],
-    ("gnkr_f1", "E", "CS"): [0.09941, 0.09414, 0.08908, 0.08631, 0.08450, 0.08237, 0.08118, 0.07898],
-    ("gnkr_f2", "G", "US"): [0.03442, 0.03434, 0.03418, 0.03409, 0.03404, 0.03400, 0.03398, 0.03395],
-    ("gnkr_f2", "G", "CS"): [0.03444, 0.03423, 0.03419, 0.03408, 0.03397, 0.03397, 0.03396, 0.03389],
-    ("gnkr_f2", "E", "US"): [0.04786, 0.04191, 0.04073, 0.03692, 0.03582, 0.03493, 0.03470, 0.03440],
-    ("gnkr_f2", "E", "CS"): [0.04607, 0.03865, 0.03709, 0.03573, 0.03510, 0.03441, 0.03316, 0.03383],
-    ("gnkr_f3", "G", "US"): [0.29236, 0.29102, 0.29009, 0.28908, 0.28867, 0.28839, 0.28755, 0.28742],
-    ("gnkr_f3", "G", "CS"): [0.29319, 0.29071, 0.28983, 0.28975, 0.28903, 0.28833, 0.28797, 0.28768],
-    ("gnkr_f3", "E", "US"): [0.16170, 0.15822, 0.15537, 0.15188, 0.15086, 0.14889, 0.14730, 0.14726],
-    ("gnkr_f3", "E", "CS"): [0.16500, 0.15579, 0.15205, 0.15201, 0.14949, 0.14698, 0.14597, 0.14566],
-    ("gnkr_f4", "G", "US"): [0.34916, 0.35158, 0.35155, 0.35148, 0.35156, 0.35140, 0.35136, 0.35139],
-    ("gnkr_f4", "G", "CS"): [0.34909, 0.35171, 0.35168, 0.35133, 0.35153, 0.35145, 0.35141, 0.35138],
-    ("gnkr_f4", "E", "US"): [0.22298, 0.21012, 0.20265, 0.19977, 0.19414, 0.19126, 0.18916, 0.18560],
-    ("gnkr_f4", "E", "CS"): [0.21624, 0.20783, 0.20024, 0.19698, 0.19260, 0.18996, 0.18702, 0.18662],
-}
-PAPER_M = [300, 400, 500, 600, 700, 800, 900, 1000]
-#: Chen et al., Table 3 (average test RMSE x 1e-3 over ten trials), m = 50, 100, 200, 400, 600, 800, 1000.
-#: The paper does not say on which scale its targets are (its census-house numbers are ~10x the
-#: others), so these are shown beside ours but are not on our scale (see the report's note).
-PAPER_TABLE3 = {
-    ("winequality-white", "G", "US"): [14.567, 14.438, 14.382, 14.292, 14.189, 14.103, 13.936],
-    ("winequality-white", "G", "CS"): [14.563, 14.432, 14.394, 14.225, 14.138, 14.014, 13.936],
-    ("winequality-white", "E", "US"): [13.990, 13.928, 13.807, 13.636, 13.473, 13.381, 13.217],
-    ("winequality-white", "E", "CS"): [13.969, 13.899, 13.798, 13.601, 13.445, 13.362, 13.239],
-    ("CASP", "G", "US"): [9.275, 9.238, 9.205, 9.222, 9.204, 9.207, 9.205],
-    ("CASP", "G", "CS"): [9.220, 9.196, 9.205, 9.193, 9.198, 9.199, 9.198],
-    ("CASP", "E", "US"): [4.282, 4.196, 4.213, 4.153, 4.181, 4.174, 4.180],
-    ("CASP", "E", "CS"): [4.206, 4.249, 4.206, 4.182, 4.172, 4.165, 4.118],
-    ("YearPredictionMSD", "G", "US"): [8.806, 8.802, 8.798, 8.795, 8.792, 8.790, 8.782],
-    ("YearPredictionMSD", "G", "CS"): [8.806, 8.801, 8.798, 8.793, 8.792, 8.789, 8.781],
-    ("YearPredictionMSD", "E", "US"): [7.013, 6.842, 6.739, 6.700, 6.676, 6.671, 6.637],
-    ("YearPredictionMSD", "E", "CS"): [7.006, 6.861, 6.804, 6.705, 6.697, 6.663, 6.662],
-    ("census-house", "G", "US"): [111.084, 111.083, 111.082, 111.079, 111.077, 111.074, 111.071],
-    ("census-house", "G", "CS"): [111.083, 111.080, 111.080, 111.079, 111.075, 111.071, 111.068],
-    ("census-house", "E", "US"): [102.731, 99.535, 99.698, 99.718, 99.715, 99.714, 99.713],
-    ("census-house", "E", "CS"): [102.703, 99.528, 99.697, 99.716, 99.714, 99.714, 99.712],
-}
-PAPER_M3 = [50, 100, 200, 400, 600, 800, 1000]
+#: the paper data file of Chen et al. (NIPS 2016) (:mod:`nystrom_bench.papers`)
+PAPER = "chen_nips2016"
+#: its tables of test RMSE per (data set, kernel, sampler) and m: Table 1 (synthetic), Table 3 (real)
+PAPER_RMSE_TABLES = ("table1", "table3")
+
+
+def paper_ms(table_id="table1"):
+    """The m values of one of the paper's RMSE tables (Table 1: 300, ..., 1000)."""
+    return [int(m) for m in papers.table(PAPER, table_id)["m"]]
 
 
 def paper_value(dataset, kernel, sampler_label, m):
-    """The paper's number for this setting (Table 1 as is, Table 3 x 1e-3), or None."""
-    for table, ms, scale in ((PAPER_TABLE1, PAPER_M, 1.0), (PAPER_TABLE3, PAPER_M3, 1e-3)):
-        row = table.get((dataset, kernel, sampler_label))
+    """The paper's number for this setting (Table 1 as printed, Table 3 times its printed scale), or None."""
+    for tid in PAPER_RMSE_TABLES:
+        t = papers.table(PAPER, tid)
+        row = t["rows"].get(dataset, {}).get(kernel, {}).get(sampler_label)
+        ms = paper_ms(tid)
         if row and m in ms:
-            return row[ms.index(m)] * scale
+            return row[ms.index(m)] * float(t["scale"])
     return None
 
 
@@ -231,7 +200,7 @@ class GNKRStudy(Study):
     def paper_curve(self, dataset, method, kernel, metric, coord):
         if coord != "m" or metric != "test_rmse_best" or not dataset.startswith("gnkr_"):
             return None  # Table 1 (synthetic) is on our scale; Table 3 is not (see the report's note)
-        ref = [(m, paper_value(dataset, kernel, method, m)) for m in PAPER_M]
+        ref = [(m, paper_value(dataset, kernel, method, m)) for m in paper_ms("table1")]
         ref = [(m, v) for m, v in ref if v is not None]
         return ref or None
 
@@ -252,13 +221,15 @@ class GNKRStudy(Study):
         table = pd.DataFrame(rows).sort_values(["data set", "algorithm", "m"])
         scale = ("RMSE in units of the training targets' standard deviation (1 = no better than the mean). "
                  if study_cfg.get("params", {}).get("standardize_target") else "")
+        t3 = papers.table(PAPER, "table3")
         note = (
-            "Paper: Chen et al. (NIPS 2016), Table 1 (synthetic f1-f4, mean over 20 runs) and Table 3 (real sets, "
-            "mean over ten trials, printed there x 1e-3). Ours: mean over the configured seeds. " + scale +
-            "Table 3's numbers cannot be on the standardised-target scale (an RMSE of 0.009 on CASP would be a "
-            "near-perfect fit, and census-house is ~10x the others); the paper does not say how its targets were "
-            "scaled, so compare the trends over m and between US/CS and G/E, not the values. Labels G/E and US/CS "
-            "must match the paper's for its column to be filled."
+            f"Paper: {papers.load(PAPER)['name']}, Table 1 (synthetic f1-f4, mean over 20 runs) and Table 3 (real "
+            f"sets, mean over ten trials, printed there x {float(t3['scale']):g}). Ours: mean over the configured "
+            "seeds. " + scale + "Table 3's numbers cannot be on the standardised-target scale (a CASP RMSE of a few "
+            "thousandths would be a near-perfect fit, and census-house is ~10x the others); the paper does not say "
+            "how its targets were scaled, so compare the trends over m and between US/CS and G/E, not the values. "
+            "Labels G/E and US/CS must match the paper's for its column to be filled. Verdicts on the paper's "
+            "claims: the claims ledger (results/claims.csv)."
         )
         out = [("Tables 1 and 3 (Chen et al.): average test RMSE, ours and the paper's", table, note)]
         out += self._per_sigma_table(df, study_cfg, synthetic)
@@ -293,19 +264,30 @@ class GNKRStudy(Study):
         sig_cols = sorted(per.columns[2:], key=float)
         per = per.groupby(["data set", "kernel"])[sig_cols].mean().reset_index()
         per.columns = ["data set", "kernel"] + [f"{float(c):g}" for c in sig_cols]
-        for c in per.columns[2:]:
+        width_cols = list(per.columns[2:])
+        if synthetic:  # where the paper's number sits among ours: the width nearest it, the grid's best width
+            grid = {f"{float(v):g}" for v in study_cfg.get("params", {}).get("sigma_grid", SIGMA_GRID)}
+            stated = [c for c in width_cols if c in grid] or width_cols
+            paper = [paper_value(f"gnkr_{d}", k, us[0], m_max) for d, k in zip(per["data set"], per["kernel"],
+                                                                                strict=True)]
+            def nearest(r, cols, target=None):  # the width whose RMSE is nearest target (None: smallest RMSE)
+                vals = {c: r[c] for c in cols if r[c] == r[c]}
+                if not vals:
+                    return "-"
+                return min(vals, key=lambda c: vals[c] if target is None else abs(np.log(vals[c] / target)))
+
+            rows = [r for _, r in per.iterrows()]
+            per["paper"] = ["-" if v is None else f"{v:.4f}" for v in paper]
+            per["sigma nearest the paper"] = ["-" if v is None else nearest(r, width_cols, v)
+                                              for v, r in zip(paper, rows, strict=True)]
+            per["best sigma (stated grid)"] = [nearest(r, stated) for r in rows]
+        for c in width_cols:
             per[c] = per[c].map(lambda v: f"{v:.4f}")
-        why = ("Chen et al.'s Gaussian numbers for f1/f2 and all its Epanechnikov numbers are close to our "
-               "sigma = 1 column; its Gaussian f3/f4 numbers (0.287, 0.351) lie between our sigma = 1 and "
-               "sigma = 10 columns, while the best width on its own stated grid is sigma = 0.1 (a jump and "
-               "a fast oscillation need a narrow kernel). So the paper's reported numbers come from a "
-               "search that in effect never used sigma < 1, although its stated grid contains 0.1; the "
-               "text does not say why. Ours therefore land well below the paper on f3/f4. Conversely f1's best "
-               "width is sigma = 2-3, between the decades: benchmarks/gnkr_grid.py measured (20 seeds, m = 1000, "
-               "G-US) 0.047 on the decade grid, 0.035 with sigma in {1, ..., 9} and 0.034 with lambda down to "
-               "1e-30, against the paper's 0.029; so the paper's f1 number needs widths its stated grid lacks. "
-               "Yet on f2 the decade grid gives 0.036 (paper 0.034) and sigma in {1, ..., 9} 0.030, below the "
-               "paper: no single grid reproduces all of Table 1."
+        why = ("Each width column is our best test RMSE at that sigma over all lambdas; 'paper' is Table 1's "
+               f"number for {us[0]} at this m. Where the sigma nearest the paper's number differs from the best "
+               "sigma of the paper's stated (decade) grid, the paper's number is not the optimum of that grid: "
+               "either it needs widths between the decades, or its search did not reach the grid's best width. "
+               "The claims ledger tests the Table 1 values (results/claims.csv)."
                if synthetic else "Which kernel width each data set needs.")
         return [(f"Best test RMSE for each sigma ({us[0]}, m = {m_max}), over all lambdas", per, why)]
 
