@@ -21,7 +21,7 @@ time.  The method ``exact`` gives the exact machine's row (integration ``exact``
 The paper's protocol: the kernel width gamma and nu (KRR: alpha) are chosen per data set
 and seed on a validation part (``validation_fraction`` of the training part, stratified
 for classes) by the exact machine, over ``gamma = s / median squared distance`` for s in
-``gamma_scales`` and nu in ``nus`` (the paper's ranges were lost from the seed text); every
+``gamma_scales`` and nu in ``nus`` (the paper's ranges were lost in the extraction of its text); every
 machine is then trained on the whole training part with those values.
 
 A row can be recomputed from the public API::
@@ -42,26 +42,21 @@ import numpy as np
 import pandas as pd
 from scipy import linalg
 
-from .. import kernels, sampling, seeding
+from .. import kernels, papers, sampling, seeding, stats
 from ..integration import approximation_error, approximation_errors
 from ..learners import KRR, NuSVM, max_feasible_nu
 from . import Study, check_sampler, register
 
-#: Li et al.'s Table II as extracted from the seed text (the kernel-parameter and nu columns lost
-#: their headers; the phishing row does not match LIBSVM's phishing set: 11,055 x 68, 2 classes)
-PAPER_TABLE_II = {
-    "usps": {"train": 7291, "test": 2007, "features": 256, "classes": 10, "col_a": "10", "col_b": "0.1"},
-    "gisette": {"train": 4800, "test": 1200, "features": 5000, "classes": 2, "col_a": "70", "col_b": "0.2"},
-    "phishing": {"train": 8388, "test": 2097, "features": 9947, "classes": 4, "col_a": "10", "col_b": "82"},
-    "dna": {"train": 2000, "test": 1186, "features": 180, "classes": 3, "col_a": "200", "col_b": "0.3"},
-}
-#: what the paper reports per data set (Section IV-B), for the "paper vs ours" paragraph
-PAPER_FINDINGS = {
-    "usps": "GSA significantly more accurate than LLA",
-    "gisette": "LLA more accurate than GSA near a 10% ratio; GSA better in accuracy",
-    "phishing": "LLA more accurate than GSA near a 10% ratio; GSA slightly worse in accuracy",
-    "dna": "LLA almost as accurate as GSA",
-}
+#: the paper data file of Li et al. (geometric view) (:mod:`nystrom_bench.papers`)
+PAPER = "li_geometric"
+
+
+def paper_table_ii():
+    """Li et al.'s Table II: ``{data set: {train, test, features, classes, col_a, col_b}}`` (col_a, col_b:
+    the two columns whose headers were lost in extraction; see the table's ``note``)."""
+    return papers.table(PAPER, "table2")["rows"]
+
+
 _CLASSIFICATION = ("binary", "multiclass")
 
 
@@ -285,13 +280,18 @@ class IntegrationStudy(Study):
             if metric in df and df[metric].notna().any():
                 t = gsa_vs_lla(df, metric, self.metrics[metric][1])
                 if len(t):
+                    note = _GSA_LLA_NOTE if not out else None
+                    if metric == "test_mse":
+                        note = _KRR_NOTE if note is None else f"{note} {_KRR_NOTE}"
                     out.append((f"GSA vs LLA on {self.metrics[metric][0].lower()}: cells (data set, sampler, ratio), "
                                 "each the mean over seeds; Wilcoxon signed-rank test of GSA - LLA over the cells",
-                                t, None if out else "Paper vs ours. " + paper_vs_ours(df)))
-        paper = bool(set(df["dataset"]) & set(PAPER_TABLE_II))
+                                t, note))
+        table_ii = paper_table_ii()
+        paper = bool(set(df["dataset"]) & set(table_ii))
         out.append(("Hyperparameters chosen on the validation part (median over seeds)"
-                    + (", beside Li et al.'s Table II as extracted from the seed text" if paper else ""),
-                    tuned_table(df, paper), _TABLE_II_NOTE if paper else _SIGMA_NOTE))
+                    + (", beside Li et al.'s Table II as extracted from the paper's text" if paper else ""),
+                    tuned_table(df, paper),
+                    f"{papers.table(PAPER, 'table2')['note']} {_SIGMA_NOTE}" if paper else _SIGMA_NOTE))
         out.append(("Time: training (one fit per sampler and ratio; the nu-SVM's is shared by GSA and LLA) and "
                     "prediction of the test part, mean over seeds and ratios, beside the exact machine's",
                     time_table(df), None))
@@ -322,12 +322,14 @@ class IntegrationStudy(Study):
 
 
 _SIGMA_NOTE = ("sigma_eq = 1 / sqrt(2 gamma) is gamma as the width sigma of exp(-||x-y||^2 / (2 sigma^2)); the widths "
-               "refer to the features as scaled by the block's scaling.")
-_TABLE_II_NOTE = (
-    "The paper's two columns after #class lost their headers in extraction; they read like a Gaussian width "
-    "and nu (usps 10 / 0.1, gisette 70 / 0.2, dna 200 / 0.3; phishing's '10 / 82' and its sizes do not match the "
-    "LIBSVM phishing set). " + _SIGMA_NOTE + " The paper's scaling is not stated, so its widths and ours need not "
-    "agree.")
+               "refer to the features as scaled by the block's scaling. The paper's scaling is not stated, so its "
+               "widths and ours need not agree.")
+_GSA_LLA_NOTE = ("Li et al. conjecture that GSA's solution is closer to the exact machine than LLA's (Sec. III-D); the "
+                 "claims ledger (results/claims.csv) gives the verdicts on this and the paper's other claims. Holm p: "
+                 "Holm's correction over the data sets' tests.")
+_KRR_NOTE = ("For KRR the paper runs no experiment; its analysis bounds both errors by the kernel approximation error "
+             "over the ridge parameter, and GSA's exact-kernel prediction multiplies the part of "
+             "a = (K~ + alpha I)^-1 y outside the landmarks' span, of size ~ 1/alpha, by K - K~.")
 
 
 def _cells(df, metric):
@@ -337,26 +339,34 @@ def _cells(df, metric):
 
 def gsa_vs_lla(df, metric, lower_is_better=True):
     """Per data set and over all: in how many (sampler, ratio) cells GSA beats LLA on ``metric``, the
-    median difference and the Wilcoxon signed-rank p over the cells."""
-    from scipy import stats as sps
-
+    median difference and the Wilcoxon signed-rank p over the cells (:func:`nystrom_bench.stats.paired_tests`;
+    Holm's correction over the data sets)."""
     cells = _cells(df[df["integration"].isin(["gsa", "lla"])], metric)
-    wide = cells.pivot_table(index=["dataset", "kernel", "method", "ratio"], columns="integration",
-                             values=metric).dropna()
-    if not {"gsa", "lla"} <= set(wide.columns) or not len(wide):
+    blocks = ("dataset", "kernel", "method", "ratio")
+    if not {"gsa", "lla"} <= set(cells["integration"]):
         return pd.DataFrame()
-    wide = wide.reset_index()
-    wide["d"] = wide["gsa"] - wide["lla"]
+    wide = stats.pivot_pairs(cells, metric, "integration", blocks)
+    if not len(wide):
+        return pd.DataFrame()
     rows = []
-    for ds, sub in [*wide.groupby("dataset"), ("all data sets", wide)]:
-        d = sub["d"].to_numpy()
-        gsa_better = int(np.sum(d < 0) if lower_is_better else np.sum(d > 0))
-        lla_better = int(np.sum(d > 0) if lower_is_better else np.sum(d < 0))
-        p = sps.wilcoxon(d).pvalue if len(d) >= 2 and np.any(d != 0) else np.nan
-        rows.append({"data set": ds, "cells": len(d), "GSA better": gsa_better, "LLA better": lla_better,
-                     "mean GSA": f"{sub['gsa'].mean():.4g}", "mean LLA": f"{sub['lla'].mean():.4g}",
-                     "median GSA-LLA": f"{np.median(d):.3g}", "Wilcoxon p": "n/a" if p != p else f"{p:.2g}"})
-    return pd.DataFrame(rows)
+    for ds, sub in [*cells.groupby("dataset"), ("all data sets", cells)]:
+        pair = wide.loc[wide.index.get_level_values("dataset").isin(sub["dataset"].unique())]
+        if not len(pair):
+            continue
+        t = stats.paired_tests(sub, metric, "lla", "integration", blocks, lower_is_better)
+        r = t[t["method"] == "gsa"].iloc[0]
+        p = r["wilcoxon_p"] if r["wilcoxon_stat"] == r["wilcoxon_stat"] else np.nan  # no test: < 2 or all-equal pairs
+        rows.append({"data set": ds, "cells": int(r["n_pairs"]), "GSA better": int(r["wins"]),
+                     "LLA better": int(r["losses"]), "mean GSA": f"{pair['gsa'].mean():.4g}",
+                     "mean LLA": f"{pair['lla'].mean():.4g}", "median GSA-LLA": f"{r['median_diff']:.3g}",
+                     "Wilcoxon p": "n/a" if p != p else f"{p:.2g}", "_p": p})
+    out = pd.DataFrame(rows)
+    per = out["data set"] != "all data sets"
+    tested = per & out["_p"].notna()
+    out["Holm p"] = "-"
+    if tested.any():
+        out.loc[tested, "Holm p"] = [f"{v:.2g}" for v in stats.holm(out.loc[tested, "_p"].to_numpy())]
+    return out.drop(columns="_p")
 
 
 def _params(df):
@@ -372,6 +382,7 @@ def tuned_table(df, paper=True):
         ex = df.drop_duplicates(["dataset", "seed"])
     p = pd.DataFrame(list(_params(ex)), index=ex.index)
     p["dataset"] = ex["dataset"].to_numpy()
+    table_ii = paper_table_ii() if paper else {}
     rows = []
     for ds, g in p.groupby("dataset"):
         hyper = "nu" if "nu" in g and g["nu"].notna().any() else "alpha"
@@ -382,7 +393,7 @@ def tuned_table(df, paper=True):
             "validation": f"{g['validation_score'].mean():.3f} ({g['validation_metric'].iloc[0]})",
         }
         if paper:
-            t2 = PAPER_TABLE_II.get(ds)
+            t2 = table_ii.get(ds)
             row["paper: n train / cols"] = "-" if not t2 else f"{t2['train']} / {t2['col_a']}, {t2['col_b']}"
         rows.append(row)
     return pd.DataFrame(rows)
@@ -401,44 +412,6 @@ def time_table(df):
                 row["exact train / predict"] = f"{ex['fit_time'].mean():.3g} / {ex['predict_time'].mean():.3g}"
             rows.append(row)
     return pd.DataFrame(rows).fillna("-")
-
-
-def paper_vs_ours(df):
-    """Paper vs ours in words, computed from the numbers."""
-    lines = []
-    for metric, lower, what in (("rel_error", True, "closer to the exact solution"),
-                                ("test_accuracy", False, "more accurate on the test part"),
-                                ("test_mse", True, "lower in test MSE")):
-        if metric not in df or not df[metric].notna().any():
-            continue
-        t = gsa_vs_lla(df, metric, lower)
-        if not len(t):
-            continue
-        total = t.iloc[-1]
-        per = "; ".join(f"{r['data set']}: {r['GSA better']} of {r['cells']} (p = {r['Wilcoxon p']})"
-                        for _, r in t.iloc[:-1].iterrows())
-        lines.append(f"GSA is {what} than LLA in {total['GSA better']} of {total['cells']} (data set, sampler, ratio) "
-                     f"cells, LLA in {total['LLA better']} (Wilcoxon p = {total['Wilcoxon p']}); per data set: {per}.")
-    if "rel_error" in df and df["rel_error"].notna().any():
-        cells = _cells(df[df["integration"].isin(["gsa", "lla"])], "rel_error")
-        top = cells[cells["ratio"] == cells["ratio"].max()].pivot_table(
-            index=["dataset", "method"], columns="integration", values="rel_error")
-        if {"gsa", "lla"} <= set(top.columns):
-            lla_wins = top[top["lla"] < top["gsa"]].reset_index()
-            where = ", ".join(f"{r['dataset']}/{r['method']}" for _, r in lla_wins.iterrows()) or "none"
-            lines.append(f"At the largest ratio ({cells['ratio'].max():g}) LLA is closer than GSA in "
-                         f"{len(lla_wins)} of {len(top)} (data set, sampler) pairs: {where}.")
-    if "test_mse" in df and df["test_mse"].notna().any():
-        lines.append("The paper runs no regression experiment; for KRR its analysis bounds both errors by the kernel "
-                     "approximation error over the ridge parameter, and GSA's exact-kernel prediction multiplies "
-                     "the residual part of a = (K~ + alpha I)^-1 y, of size ~ 1/alpha, by K - K~.")
-    known = sorted(set(df["dataset"]) & set(PAPER_FINDINGS))
-    if known:
-        lines.append("The paper on the data sets run here: " + "; ".join(f"{d}: {PAPER_FINDINGS[d]}" for d in known)
-                     + ".")
-    lines.append("Li et al.'s conjecture: GSA gives more accurate solutions than LLA (usps clearly; LLA better on "
-                 "gisette and phishing near 10%; a tie on dna).")
-    return " ".join(lines)
 
 
 def sampler_grid(rows, exact, metric, label, out_png, order=None, logy=False):
