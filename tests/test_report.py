@@ -27,3 +27,78 @@ def test_describe_tests_states_direction_and_significance():
                             "losses": 9, "median_diff": 0.3, "wilcoxon_p": 0.004, "wilcoxon_p_holm": 0.008}])
     (line,) = report.describe_tests(paired, INFO, "mse")
     assert "worse in 9 of 10" in line and "significant at 5% (Holm)" in line and "not significant" not in line
+
+
+def _study(tmp_path, n_sets=5):
+    """A toy study on disk: results, the stats stage's tables, figures; returns (paths, info)."""
+    import json
+
+    import numpy as np
+
+    from nystrom_bench import stats
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for d in range(n_sets):
+        for seed in range(3):
+            for m in (10, 20):
+                base = rng.uniform(1, 2)
+                for method, shift in (("exact", 0.0), ("ny_a", 0.3), ("ny_b", 0.02)):
+                    rows.append({"study": "toy", "dataset": f"set{d}", "method": method, "kernel": "g", "seed": seed,
+                                 "m": m, "params": json.dumps({"n_train": 80, "n_test": 20, "n_features": 4}),
+                                 "mse": base + shift + 0.01 * rng.normal()})
+    pd.DataFrame(rows).to_csv(tmp_path / "results.csv", index=False)
+    info = {"kind": "toy", "study": "toy", "title": "Toy study", "description": "Does Nystrom lose accuracy?",
+            "metrics": {"mse": ["Test MSE", True]}, "tested_metrics": ["mse"], "primary_metric": "mse",
+            "reference": "exact", "coords": ["m"], "summary_coords": None, "block_cols": ["dataset", "kernel", "seed"],
+            "methods": ["exact", "ny_a", "ny_b"], "config_hash": "0",
+            "config": {"methods": {"exact": {}, "ny_a": {}, "ny_b": {}}, "kernels": {"g": {"kernel": "gaussian"}}}}
+    p = {k: tmp_path / f"{k}.csv" for k in ("stats", "friedman", "wtl", "cd")}
+    stats.run_study_stats(tmp_path / "results.csv", info, p["stats"], p["friedman"], out_wtl=p["wtl"], out_cd=p["cd"])
+    report.study_figures(tmp_path / "results.csv", info, tmp_path / "figures", cd_csv=p["cd"],
+                         paper_curve=lambda *a: None, extra_figures=lambda df, info, out: [])
+    return p, info
+
+
+def _pages(pdf):
+    from pypdf import PdfReader
+
+    return [p.extract_text() for p in PdfReader(pdf).pages]
+
+
+def test_study_pdf_opens_with_question_claims_and_answer(tmp_path):
+    p, info = _study(tmp_path)
+    assert (tmp_path / "figures" / "cd_mse.png").exists()
+    claims = pd.DataFrame([{"paper": "Somebody et al. (X 2020)", "claim_id": "s1", "claim": "Nystrom is as accurate",
+                            "where": "Table 1", "paper_value": "0.5", "ours": "0.52", "test": "Wilcoxon",
+                            "p_value": 0.3, "effect": 1.01, "verdict": "partly reproduced", "evidence": "ratio 1.01"}])
+    claims.to_csv(tmp_path / "claims.csv", index=False)
+    paper = [("Table 1 as in the paper", pd.DataFrame({"x": [1]}), None)]
+    report.study_pdf(tmp_path / "results.csv", p["stats"], p["friedman"], tmp_path / "figures", info,
+                     tmp_path / "toy.pdf", report_tables=lambda df, cfg: paper,
+                     claims_csv=tmp_path / "claims.csv", wtl_csv=p["wtl"], cd_csv=p["cd"])
+    pages = _pages(tmp_path / "toy.pdf")
+    first = pages[0]
+    for text in ("Question", "Does Nystrom lose accuracy?", "Set-up", "Claims tested", "Nystrom is as accurate",
+                 "partly reproduced", "Answer", "mean rank over 5 data sets", "Critical-difference diagram"):
+        assert text in first, text
+    body = "".join(pages)
+    assert "Table 1 as in the paper" in body and "Which method wins" in body and "W/T/L" in body
+    assert "Appendix A" in body and "git commit" in body and "Every pair of methods" in body
+    assert "Wilcoxon signed-rank p =" not in body  # no per-pair sentences
+    # no ledger: page one says so; a missing or empty claims file is the same
+    (tmp_path / "empty.csv").write_text("")
+    for claims_csv in (None, tmp_path / "missing.csv", tmp_path / "empty.csv"):
+        report.study_pdf(tmp_path / "results.csv", p["stats"], p["friedman"], tmp_path / "figures", info,
+                         tmp_path / "toy2.pdf", claims_csv=claims_csv, wtl_csv=p["wtl"], cd_csv=p["cd"])
+        assert "tests no paper claim" in _pages(tmp_path / "toy2.pdf")[0]
+
+
+def test_cd_needs_four_data_sets(tmp_path):
+    p, info = _study(tmp_path, n_sets=3)
+    assert pd.read_csv(p["cd"]).empty
+    assert not (tmp_path / "figures" / "cd_mse.png").exists()
+    report.study_pdf(tmp_path / "results.csv", p["stats"], p["friedman"], tmp_path / "figures", info,
+                     tmp_path / "toy.pdf", wtl_csv=p["wtl"], cd_csv=p["cd"])
+    first = _pages(tmp_path / "toy.pdf")[0]
+    assert "Answer" in first and "mean rank over" not in first and "Test MSE against m" in first

@@ -159,15 +159,22 @@ def cd_figure(mean_ranks, pvalues, out_png, title=None, cd=None, alpha=0.05):
     ranks = pd.Series(mean_ranks, dtype=float).sort_values()
     k = len(ranks)
     fig, ax = plt.subplots(figsize=(7.0, 1.1 + 0.24 * k))
-    skp.critical_difference_diagram(ranks, pvalues.loc[ranks.index, ranks.index], ax=ax, alpha=alpha, cd=cd,
+    skp.critical_difference_diagram(ranks, pvalues.loc[ranks.index, ranks.index], ax=ax, alpha=alpha,
                                     label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}",
                                     label_props={"fontsize": 8}, text_h_margin=0.05)
     lo, hi = 1.0, float(max(k, ranks.max()))
     ax.set_xlim(lo - 0.1, hi + 0.1)
     ax.set_xticks(range(1, int(np.ceil(hi)) + 1))
     ax.tick_params(axis="x", labelsize=7)
+    bottom, _top = ax.get_ylim()
+    if cd is not None:  # above the tick labels (the library draws it across them)
+        ax.plot([lo, lo + cd], [1.6, 1.6], color="k", lw=1.5)
+        ax.plot([lo, lo], [1.45, 1.75], color="k", lw=1)
+        ax.plot([lo + cd, lo + cd], [1.45, 1.75], color="k", lw=1)
+        ax.text(lo + cd / 2, 1.9, f"CD = {cd:.2g}", ha="center", va="bottom", fontsize=7)
+    ax.set_ylim(bottom, 2.6 if cd is not None else 1.0)
     if title:
-        ax.set_title(title, fontsize=9, pad=18)
+        ax.set_title(title, fontsize=9)
     fig.tight_layout()
     replace_into(out_png, lambda tmp: fig.savefig(tmp, dpi=150, format="png", bbox_inches="tight"))
     plt.close(fig)
@@ -463,7 +470,10 @@ class _PDF:
         self.pdf.multi_cell(self.width, 8, _latin1(text), new_x="LMARGIN", new_y="NEXT")
         self.pdf.ln(2)
 
-    def heading(self, text):
+    def heading(self, text, keep=35):
+        """A section heading; a new page first if less than ``keep`` mm are left (no orphan heading)."""
+        if self.pdf.h - self.pdf.b_margin - self.pdf.get_y() < keep:
+            self.pdf.add_page()
         self.pdf.ln(3)
         self.pdf.set_font("Helvetica", "B", 12)
         self.pdf.multi_cell(self.width, 6, _latin1(text), new_x="LMARGIN", new_y="NEXT")
@@ -748,7 +758,7 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
     doc.para("Wilcoxon signed-rank test (two-sided) and paired t-test over the paired blocks; Holm's correction "
              "over the methods compared within each metric and scope ('all' pools every grid point, with the "
              "grid point part of the block). 'wins' counts blocks where the method beats the reference.", size=8)
-    doc.table(_paired_table(paired), size=6.5)
+    doc.table(_paired_table(paired), size=6.5, col_widths=(20, 26, 36, 10, 10, 10, 14, 14, 14, 14))
     if len(fried):
         doc.para("Friedman tests (all methods, complete blocks)", style="B")
         doc.table(_friedman_table(fried), size=6.5, col_widths=(24, 26, 14, 14, 14, 88))
@@ -758,7 +768,7 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
                  "first method to the second) with its 95% confidence interval, Wilcoxon p and Holm-adjusted p "
                  "over all pairs of a metric; 'better'/'worse' count the pairs the first method wins/loses.",
                  size=8)
-        doc.table(_wtl_long_table(wtl), size=6)
+        doc.table(_wtl_long_table(wtl), size=6, col_widths=(20, 36, 10, 10, 10, 18, 24, 14, 14, 12))
     if len(claims) and "evidence" in claims:
         doc.heading("Appendix D. Claims: test and evidence")
         cols = [c for c in ("claim_id", "test", "p_value", "effect", "evidence") if c in claims]
