@@ -58,3 +58,24 @@ def test_li_geometric_tables_and_claims():
     ids = {c["id"]: c for c in doc["claims"]}
     assert ids["gsa_closer_nusvm"]["column"] == "integration" and ids["gsa_closer_nusvm"]["a"] == "gsa"
     assert {c["study"] for c in doc["claims"]} == {"integration", "integration_krr"}
+
+
+def test_lan_aij2017_and_own_claims_name_blocks_methods_and_metrics_of_the_default_config():
+    import yaml
+
+    from nystrom_bench import jobs, studies
+    from nystrom_bench.config import check
+
+    blocks = check(yaml.safe_load(open("config/config.yaml", encoding="utf-8")))
+    for key in ("lan_aij2017", "nystrom_bench"):
+        for c in papers.load(key)["claims"]:
+            if c.get("not_testable"):
+                continue
+            block = blocks[c["study"]]
+            info = jobs.analysis_info(studies.get(block.get("kind", c["study"])), block)
+            assert c["metric"] in info["metrics"] and c.get("metric_b", c["metric"]) in info["metrics"], c["id"]
+            if c.get("column", "method") == "method" and not c.get("metric_b"):
+                named = [*([c["a"]] if "a" in c else []), *c.get("b", [])]
+                filtered = (c.get("filter") or {}).get("method", [])
+                named += filtered if isinstance(filtered, list) else [filtered]
+                assert set(named) <= set(block["methods"]), c["id"]
