@@ -60,6 +60,48 @@ def test_li_geometric_tables_and_claims():
     assert {c["study"] for c in doc["claims"]} == {"integration", "integration_krr"}
 
 
+def test_ding_tables_and_claims():
+    """Ding et al. (AAAI 2019, TNNLS 2020): settings, Tables I-II and the claims' definitions."""
+    aaai, tnnls = papers.load("ding_aaai2019"), papers.load("ding_tnnls2020")
+    assert aaai["name"] == "Ding et al. (AAAI 2019)" and tnnls["name"] == "Ding et al. (TNNLS 2020)"
+    t1, t2 = papers.table("ding_tnnls2020", "table1"), papers.table("ding_tnnls2020", "table2")
+    assert t1["where"].startswith("Table I ") and t2["where"] == "Table II"
+    # as printed: housing 2.79+-0.48(1e1) in 4.48(1e-3) s; pima (C_ipe) Nystrom 76.04% in 5.75(1e-3) s
+    assert t1["regression"]["housing"] == {"n": 506, "accurate": [2.79, 0.48, 10.0, 4.48e-3],
+                                           "mcm": [3.06, 0.50, 10.0, 7.44e-3], "nystrom": [2.80, 0.47, 10.0, 2.27e-3]}
+    assert t2["classification"]["pima"]["nystrom"] == [76.04, 5.75e-3]
+    assert all(len(t[part]) == 10 for t in (t1, t2) for part in ("regression", "classification"))
+    # the selection study reads them through the loader (MSE in its units, accuracy a fraction)
+    from nystrom_bench.studies import consistency, selection
+
+    def close(a, b):
+        return abs(a - b) <= 1e-12 * abs(b)
+
+    mean, sd, secs, acc = selection.PAPER_TABLES[("c_ree", "housing")]["Accurate"]
+    assert close(mean, 27.9) and close(sd, 4.8) and secs == 4.48e-3 and not acc
+    assert selection.PAPER_TABLES[("c_ipe", "abalone")]["Accurate"][2] == 14.8
+    mean, sd, secs, acc = selection.PAPER_TABLES[("c_ipe", "pima")]["Nystrom"]
+    assert close(mean, 0.7604) and sd is None and secs == 5.75e-3 and acc
+    # the consistency study's defaults are the papers' settings
+    d = consistency.ConsistencyStudy.param_defaults
+    assert (d["mu"], d["landmark_fraction"], d["adaptive_fraction"], d["k"], d["noise_fraction"]) == (
+        0.005, 0.2, 0.1, 20, 0.01)
+    assert d["log2_gammas"] == list(range(-10, 3))
+    # p-order consistency is eps(l)/l^p -> 0: 1/2-order is b < 1/2, strong is b < 0 (issue 28)
+    ids = {c["id"]: c for c in tnnls["claims"]}
+    assert ids["nystrom_half_order"]["p"] == 0.5 and ids["modified_strongly_consistent"]["p"] == 0
+    assert aaai["claims"][[c["id"] for c in aaai["claims"]].index("adapt_ms_strongly_consistent")]["p"] == 0
+    # the matches_value claims hold the cell they name
+    cells = {"housing_accurate_mse": t1["regression"]["housing"]["accurate"][0] * 10,
+             "abalone_accurate_mse": t1["regression"]["abalone"]["accurate"][0],
+             "breast_cancer_accurate_accuracy": t1["classification"]["breast-cancer"]["accurate"][0] / 100,
+             "ionosphere_nystrom_accuracy": t1["classification"]["ionosphere"]["nystrom"][0] / 100}
+    for cid, value in cells.items():
+        assert close(ids[cid]["paper_number"], value)
+    # modified vs uniform rests on the paired test, not on means
+    assert ids["modified_closer_than_nystrom"]["rule"] == "better"
+
+
 def test_lan_aij2017_and_own_claims_name_blocks_methods_and_metrics_of_the_default_config():
     import yaml
 
