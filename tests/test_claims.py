@@ -68,7 +68,7 @@ def test_column_other_than_method_pairs_on_the_remaining_coords():
     df.loc[df["m"] == 300, "err"] -= 0.05  # more landmarks, lower error
     row = claims.evaluate(_claim(rule="better", metric="err", column="m", a=300, b=100), df, INFO)
     assert row["verdict"] == "reproduced"
-    assert "(dataset, kernel, seed)" in row["test"]
+    assert "(dataset, kernel, seed, method)" in row["test"]
 
 
 def test_best_on_most_counts_data_sets_and_binomial_p():
@@ -94,9 +94,9 @@ def test_matches_value_tolerance_bands():
 def test_slope_below_follows_the_papers_p_order_definition():
     # gap = C l^b with b = -0.5 (times noise): 1/2-order consistent needs b < 1/2, which holds with room
     rng = np.random.default_rng(1)
-    rows = [{"study": "toy", "dataset": "d", "method": "u", "kernel": "g", "seed": s, "l": l,
-             "err": 3 * l ** -0.5 * np.exp(0.05 * rng.standard_normal())}
-            for s in range(3) for l in (250, 500, 1000, 2000)]
+    rows = [{"study": "toy", "dataset": "d", "method": "u", "kernel": "g", "seed": s, "l": size,
+             "err": 3 * size ** -0.5 * np.exp(0.05 * rng.standard_normal())}
+            for s in range(3) for size in (250, 500, 1000, 2000)]
     df = pd.DataFrame(rows)
     info = {**INFO, "coords": ["l"]}
     half = claims.evaluate(_claim(rule="slope_below", metric="err", transform={"slope": "l"}, p=0.5), df, info)
@@ -110,11 +110,11 @@ def test_slope_below_follows_the_papers_p_order_definition():
 def test_slope_transform_then_better_compares_decay_rates():
     rows = []
     for s in range(6):
-        for l in (250, 500, 1000):
-            rows.append({"study": "toy", "dataset": "d", "method": "fast", "kernel": "g", "seed": s, "l": l,
-                         "err": l ** (-1.0 - 0.01 * s)})
-            rows.append({"study": "toy", "dataset": "d", "method": "slow", "kernel": "g", "seed": s, "l": l,
-                         "err": l ** (-0.5 - 0.01 * s)})
+        for size in (250, 500, 1000):
+            rows.append({"study": "toy", "dataset": "d", "method": "fast", "kernel": "g", "seed": s, "l": size,
+                         "err": size ** (-1.0 - 0.01 * s)})
+            rows.append({"study": "toy", "dataset": "d", "method": "slow", "kernel": "g", "seed": s, "l": size,
+                         "err": size ** (-0.5 - 0.01 * s)})
     info = {**INFO, "coords": ["l"]}
     row = claims.evaluate(_claim(rule="better", metric="err", a="fast", b="slow", transform={"slope": "l"}),
                           pd.DataFrame(rows), info)
@@ -160,3 +160,19 @@ def test_ledger_gives_not_run_for_a_block_left_out():
     out = claims.ledger(cl, {"toy": _frame({"a": -0.05, "b": 0.0})}, {"toy": INFO})
     assert list(out.columns) == claims.COLUMNS
     assert list(out["verdict"]) == ["reproduced", "not run"]
+
+
+def test_equivalent_demands_agreement_in_every_pair():
+    df = _frame({"a": 0.0, "b": 0.0}, noise=0.0)
+    df.loc[df["method"] == "b", "err"] *= 1 + 1e-9
+    row = claims.evaluate(_claim(rule="equivalent", metric="err", a="a", b="b", tolerance=1e-6), df, INFO)
+    assert row["verdict"] == "reproduced"
+    df.loc[df.index[-1], "err"] *= 1.01  # one pair off by 1%
+    row = claims.evaluate(_claim(rule="equivalent", metric="err", a="a", b="b", tolerance=1e-6), df, INFO)
+    assert row["verdict"] == "not reproduced" and "e-02" in row["ours"]
+
+
+def test_a_malformed_claim_does_not_take_the_ledger_down():
+    out = claims.ledger([_claim(rule="better", metric="nope", a="a", b="b")], {"toy": _frame({"a": 0.0, "b": 0.0})},
+                        {"toy": INFO})
+    assert out.loc[0, "verdict"] == "not testable" and "could not be evaluated" in out.loc[0, "evidence"]

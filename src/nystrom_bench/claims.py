@@ -37,6 +37,10 @@ and ``b`` then default to the metrics' names).
 ``matches_value``
     the mean of the metric against the paper's ``paper_number``: reproduced within
     ``tolerance`` (relative, default 0.2), partly within twice that, else not.
+``equivalent``
+    ``a`` and each of ``b`` agree within ``tolerance`` (relative, default 1e-6) in every
+    pair -- for identities a paper proves (e.g. two predictors that are the same solution);
+    partly within 100 times that.
 ``slope_below``
     ``transform: {slope: coord}`` fits log(metric) = a + b log(coord) per data set (and
     method and other coords) over every seed's points; reproduced when the 95% CI of b
@@ -52,6 +56,7 @@ log-log slope over ``coord``, after averaging over ``mean_over``; lower is bette
 
 from __future__ import annotations
 
+import logging
 import math
 
 import numpy as np
@@ -66,6 +71,7 @@ __all__ = ["COLUMNS", "RULES", "evaluate", "ledger", "write_ledger", "verdict_co
 COLUMNS = ["paper", "claim_id", "claim", "where", "paper_value", "ours", "test", "p_value", "effect", "verdict",
            "evidence", "study", "question"]
 ALPHA = 0.05
+log = logging.getLogger(__name__)
 
 
 class _NotTestable(Exception):
@@ -101,6 +107,9 @@ def _fmt_p(p):
 
 
 def _pct(x):
+    """A relative change for people: -12%, +0.4%, or 'x23' where the change exceeds +100%."""
+    if x > 1:
+        return f"x{1 + x:.2g}" if 1 + x < 100 else f"x{1 + x:.0f}"
     return f"{x * 100:+.0f}%" if abs(x) >= 0.01 else f"{x * 100:+.1f}%"
 
 
@@ -127,6 +136,10 @@ class _Setup:
         if self.column not in self.df:
             raise ValueError(f"claim {claim['id']!r}: column {self.column!r} is not in the results of "
                              f"{claim['study']!r}")
+        # a result pairs with its rival on everything but the compared column: the study's blocks, its
+        # coords and, when the column is not the method, the method too
+        if self.column != "method" and "method" in self.df and "method" not in self.blocks:
+            self.blocks.append("method")
         self.blocks = [c for c in self.blocks if c != self.column]
         self.df = self.df.assign(**{self.column: self.df[self.column].map(_key)})
         self.a = None if self.a is None else _key(self.a)
@@ -346,13 +359,34 @@ def _slope_below(s):
     if not groups:
         raise _NotTestable(f"too few points for a slope over {x!r}")
     verdict = "reproduced" if all_ci else "partly reproduced" if all_est else "not reproduced"
-    return {"ours": f"largest upper 95% bound of b: {worst:.2f} (p = {p_order:g})", "effect": f"max b_hi {worst:.2f}",
+    return {"ours": f"slope b <= {worst:.2f} (95% upper bound, worst group); threshold {p_order:g}",
+            "effect": f"max upper bound of b {worst:.2f}",
             "p_value": float("nan"), "verdict": verdict,
-            "test": f"log-log regression of the gap on {x} per group, 95% CI; p-order consistent iff b < {p_order:g}",
+            "test": f"log-log regression of {s.metric_raw} on {x} per group over every seed, 95% CI; "
+                    f"holds iff the slope b < {p_order:g}",
             "evidence": "; ".join(groups) + "."}
 
 
-RULES = {"better": _better, "no_worse": _no_worse, "best_on_most": _best_on_most,
+def _equivalent(s):
+    """``a`` and each of ``b`` agree within ``tolerance`` (relative, every pair): an identity a paper proves."""
+    tol = float(s.claim.get("tolerance", 1e-6))
+    worst, parts = 0.0, []
+    for rival in s.b:
+        sub = s.df[s.df[s.column].isin([s.a, rival])]
+        wide = stats.pivot_pairs(sub, s.metric, s.column, s.blocks)
+        if s.a not in wide or rival not in wide or not len(wide):
+            raise _NotTestable(f"{s.a!r} and {rival!r} share no paired block")
+        rel = ((wide[s.a] - wide[rival]).abs() / wide[rival].abs().clip(lower=1e-300)).to_numpy()
+        worst = max(worst, float(rel.max()))
+        parts.append(f"{s.a} vs {rival}: largest relative difference {rel.max():.1e} over {len(rel)} pairs, "
+                     f"median {np.median(rel):.1e}")
+    verdict = "reproduced" if worst <= tol else "partly reproduced" if worst <= 100 * tol else "not reproduced"
+    return {"ours": f"max relative difference {worst:.1e}", "effect": f"{worst:.1e}", "p_value": float("nan"),
+            "verdict": verdict, "test": s.test_line(f"agreement within {tol:g} (relative) in every pair", 1),
+            "evidence": "; ".join(parts) + "."}
+
+
+RULES = {"better": _better, "equivalent": _equivalent, "no_worse": _no_worse, "best_on_most": _best_on_most,
          "matches_value": _matches_value, "slope_below": _slope_below}
 
 
@@ -397,7 +431,14 @@ def ledger(claims, tables, infos):
     ``tables``: ``{study block: result DataFrame}`` for the blocks that ran; ``infos``:
     ``{study block: analysis info}``.  A claim whose block is absent gets ``not run``.
     """
-    rows = [evaluate(c, tables.get(c["study"]), infos.get(c["study"])) for c in claims]
+    rows = []
+    for c in claims:
+        try:
+            rows.append(evaluate(c, tables.get(c["study"]), infos.get(c["study"])))
+        except (ValueError, KeyError) as exc:  # a malformed claim must not take the ledger down
+            log.warning("claim %s could not be evaluated: %s", c.get("id"), exc)
+            rows.append({**_base(c), "verdict": "not testable",
+                         "evidence": f"the claim could not be evaluated: {exc} (fix its entry in the paper file)"})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

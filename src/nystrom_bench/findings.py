@@ -56,7 +56,8 @@ def rank_methods(df, metric, lower, among, column="method", blocks=("dataset", "
     sub = df[df[column].astype(str).isin([str(a) for a in among]) & df[metric].notna()]
     for col, val in (where or {}).items():
         sub = sub[sub[col].astype(str).isin([str(v) for v in (val if isinstance(val, list) else [val])])]
-    blocks = [b for b in blocks if b in sub and b != column]
+    blocks = [b for b in [*blocks, *(["method"] if column != "method" else [])] if b in sub and b != column]
+    blocks = list(dict.fromkeys(blocks))
     present = [a for a in among if (sub[column].astype(str) == str(a)).any()]
     if len(present) < 2:
         return None
@@ -171,56 +172,80 @@ def _guide(tables, infos):
         return rank_methods(tables[study], metric, bool(info["metrics"][metric][1]), among, column, blocks, where)
 
     rows = []
-    reg_mode = winner("integration_krr", "test_mse", "integration", ["gsa", "lla", "ncr"])
-    reg_sampler = winner("integration_krr", "test_mse", "method", ["uniform", "leverage", "kmeans", "gaussian"],
-                         {"integration": (reg_mode or {}).get("best", "lla")})
-    exact_gap = winner("krr", "test_mse", "method", ["exact", "nystrom_lla"])
-    if exact_gap:
+
+    def clear(r, default):
+        """The ranking's winner where it beats the runner-up significantly and by >= 1%, else ``default``."""
+        if r is None:
+            return default
+        ok = r["p"] < 0.05 and (not math.isfinite(r["effect"]) or abs(r["effect"]) >= 0.01)
+        return r["best"] if ok else default
+
+    def said(r):
+        return (f"{r['best']} vs {r['runner_up']}: median {r['effect'] * 100:+.1f}%, p = {_p(r['p'])}"
+                if r else "not run")
+
+    exact = winner("krr", "test_mse", "method", ["exact", "nystrom_lla"])
+    if exact:
+        use_exact = clear(exact, "nystrom_lla") == "exact"
         rows.append({"task": "regression", "n": "up to ~10^4", "budget": "n^2 memory",
-                     "use": "exact KRR" if exact_gap["best"] == "exact" else "Nystrom LLA (m = 100 suffices here)",
-                     "evidence": f"krr: {exact_gap['best']} better than {exact_gap['runner_up']} in "
-                                 f"{exact_gap['wins']} of {exact_gap['n_pairs']} pairs, median "
-                                 f"{exact_gap['effect'] * 100:+.1f}% test MSE, p = {_p(exact_gap['p'])}",
-                     "call": 'KRR(approximation="exact", gamma="median", alpha=0.1)'
-                             if exact_gap["best"] == "exact" else
+                     "use": "exact KRR" if use_exact else "Nystrom LLA, 100 uniform landmarks (as accurate as exact)",
+                     "evidence": f"krr test MSE, {said(exact)}",
+                     "call": 'KRR(approximation="exact", gamma="median", alpha=0.1)' if use_exact else
                              'KRR(n_landmarks=100, mode="lla", gamma="median", alpha=0.1)'})
-    if reg_mode and reg_sampler:
+    reg_mode = winner("integration_krr", "test_mse", "integration", ["gsa", "lla", "ncr"])
+    mode = clear(reg_mode, "lla")
+    reg_sampler = winner("integration_krr", "test_mse", "method", ["uniform", "leverage", "kmeans", "gaussian"],
+                         {"integration": mode})
+    sampler = clear(reg_sampler, "uniform")
+    if reg_mode:
         rows.append({"task": "regression", "n": "10^4 and more", "budget": "m landmarks, O(n m) memory",
-                     "use": f"Nystrom, {reg_sampler['best']} landmarks, mode {reg_mode['best'].upper()}",
-                     "evidence": f"integration_krr: mode {reg_mode['best']} ranks first (p = {_p(reg_mode['p'])} vs "
-                                 f"{reg_mode['runner_up']}); sampler {reg_sampler['best']} ranks first "
-                                 f"(p = {_p(reg_sampler['p'])} vs {reg_sampler['runner_up']})",
-                     "call": f'KRR(n_landmarks=m, sampler="{_sampler_name(reg_sampler["best"])}", '
-                             f'mode="{reg_mode["best"]}", gamma="median")'})
+                     "use": f"Nystrom, {sampler} landmarks, mode {mode.upper()}",
+                     "evidence": f"integration_krr test MSE: mode {said(reg_mode)}; sampler {said(reg_sampler)}",
+                     "call": f'KRR(n_landmarks=m, sampler="{_sampler_name(sampler)}", mode="{mode}", '
+                             'gamma="median")'})
     solver = winner("scale", "fit_time", "method", ["direct", "direct_f32", "cg", "cg_f32"])
     if solver:
         rows.append({"task": "regression", "n": "10^5 and more", "budget": "time",
                      "use": f"solver/precision: {solver['best']}",
-                     "evidence": f"scale: {solver['best']} fastest fit of {', '.join(solver['order'])} "
-                                 f"(median {solver['effect'] * 100:+.0f}% vs {solver['runner_up']}, "
-                                 f"p = {_p(solver['p'])}); test RMSE in the scale report",
+                     "evidence": f"scale fit time, ranks {', '.join(solver['order'])}; {said(solver)}; test RMSE "
+                                 "in reports/scale.pdf",
                      "call": _solver_call(solver["best"])})
-    clf_sampler = winner("krc", "test_accuracy", "method", ["nystrom_uniform", "nystrom_kmeans", "nystrom_rls"])
+    clf = winner("krc", "test_accuracy", "method", ["nystrom_uniform", "nystrom_kmeans", "nystrom_rls"])
     clf_mode = winner("integration", "test_accuracy", "integration", ["gsa", "lla"])
-    if clf_sampler:
-        mode = (clf_mode or {}).get("best", "lla")
+    if clf:
+        cmode = clear(clf_mode, "lla")
+        csampler = clear(clf, "nystrom_uniform").replace("nystrom_", "")
         rows.append({"task": "classification", "n": "any", "budget": "m = 100 landmarks",
-                     "use": f"Nystrom, {clf_sampler['best'].replace('nystrom_', '')} landmarks, mode {mode.upper()}",
-                     "evidence": f"krc: {clf_sampler['best']} ranks first (median "
-                                 f"{clf_sampler['effect'] * 100:+.1f}% accuracy vs {clf_sampler['runner_up']}, "
-                                 f"p = {_p(clf_sampler['p'])})"
-                                 + (f"; integration: {mode} vs {clf_mode['runner_up']} p = {_p(clf_mode['p'])}"
-                                    if clf_mode else ""),
-                     "call": f'KRRClassifier(n_landmarks=100, sampler="{_sampler_name(clf_sampler["best"])}", '
-                             f'mode="{mode}", gamma="median")'})
-    sel = winner("selection", "test_accuracy", "method", ["accurate", "mcm", "nystrom", "cv5"])
-    sel_t = winner("selection", "selection_seconds", "method", ["accurate", "mcm", "nystrom", "cv5"])
-    if sel and sel_t:
-        rows.append({"task": "width and regularisation", "n": "any", "budget": "a grid of widths",
-                     "use": f"select the width with {sel['best']} (most accurate); {sel_t['best']} is fastest",
-                     "evidence": f"selection: accuracy ranks {', '.join(sel['order'])}; time ranks "
-                                 f"{', '.join(sel_t['order'])}",
-                     "call": 'selection.criterion_path(X, y, gammas, "nystrom", "ree") or selection.cv_path(...)'})
+                     "use": f"Nystrom, {csampler} landmarks, mode {cmode.upper()}",
+                     "evidence": f"krc test accuracy: {said(clf)}; integration: mode {said(clf_mode)}",
+                     "call": f'KRRClassifier(n_landmarks=100, sampler="{_sampler_name(csampler)}", '
+                             f'mode="{cmode}", gamma="median")'})
+    among = ["accurate", "mcm", "nystrom", "cv5"]
+    for metric in ("test_accuracy", "test_mse"):
+        sel = winner("selection", metric, "method", among)
+        times = winner("selection", "selection_seconds", "method", among)
+        if not (sel and times):
+            continue
+        # the fastest selector that is not significantly worse than the most accurate one
+        info = infos["selection"]
+        blocks = [*info.get("block_cols", ["dataset", "kernel", "seed"])]
+        fine = [sel["best"]]
+        for m in sel["order"][1:]:
+            r = rank_methods(tables["selection"], metric, bool(info["metrics"][metric][1]), [sel["best"], m],
+                             "method", blocks)
+            if r and not (r["p"] < 0.05 and r["best"] == sel["best"]):
+                fine.append(m)
+        fastest = next(m for m in times["order"] if m in fine)
+        rows.append({"task": f"kernel width ({'classification' if metric == 'test_accuracy' else 'regression'})",
+                     "n": "any", "budget": "a grid of widths",
+                     "use": f"select with {fastest}" + (f" (as accurate as {sel['best']}, faster)"
+                                                        if fastest != sel["best"] else ""),
+                     "evidence": f"selection {metric}: ranks {', '.join(sel['order'])}; not significantly worse "
+                                 f"than {sel['best']}: {', '.join(fine)}; time ranks {', '.join(times['order'])}",
+                     "call": ('selection.criterion_path(X, y, gammas, "nystrom", "ree")' if fastest == "nystrom" else
+                              "selection.cv_path(X, y, gammas, ...)" if fastest == "cv5" else
+                              f'selection.criterion_path(X, y, gammas, "{"exact" if fastest == "accurate" else fastest}",'
+                              ' "ree")')})
     return rows
 
 
