@@ -5,7 +5,12 @@ rule claims:
         results=expand("results/{study}/results.csv", study=STUDIES),
         papers=PAPER_FILES,
     output:
-        ledger="results/claims.csv",
+        ledger=report(
+            "results/claims.csv",
+            caption="../report/claims.rst",
+            category="0. Findings",
+            labels={"item": "claims ledger"},
+        ),
         per_study=expand("results/{study}/claims.csv", study=STUDIES),
     params:
         infos=lambda wildcards: {s: analysis_params(SimpleNamespace(study=s)) for s in STUDIES},

@@ -63,7 +63,12 @@ rule summary:
         claims="results/claims.csv",
         results=expand("results/{study}/results.csv", study=STUDIES),
     output:
-        pdf="reports/summary.pdf",
+        pdf=report(
+            "reports/summary.pdf",
+            caption="../report/summary.rst",
+            category="0. Findings",
+            labels={"item": "summary: findings, guide, studies"},
+        ),
         markdown="reports/FINDINGS.md",
     params:
         infos=lambda wildcards: {s: study_report_params(SimpleNamespace(study=s)) for s in STUDIES},
