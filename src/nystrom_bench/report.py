@@ -173,6 +173,7 @@ def cd_figure(mean_ranks, pvalues, out_png, title=None, cd=None, alpha=0.05):
         ax.plot([lo + cd, lo + cd], [1.45, 1.75], color="k", lw=1)
         ax.text(lo + cd / 2, 1.9, f"CD = {cd:.2g}", ha="center", va="bottom", fontsize=7)
     ax.set_ylim(bottom, 2.6 if cd is not None else 1.0)
+    ax.grid(False)
     if title:
         ax.set_title(title, fontsize=9)
     fig.tight_layout()
@@ -182,7 +183,7 @@ def cd_figure(mean_ranks, pvalues, out_png, title=None, cd=None, alpha=0.05):
 
 def _cd_caption(label, row, n_methods):
     sig = row["friedman_p"] < 0.05
-    return (f"Critical-difference diagram of {label.lower()}: each method at its mean rank over "
+    return (f"Critical-difference diagram of {label}: each method at its mean rank over "
             f"{int(row['n_blocks'])} blocks ({int(row['n_datasets'])} data sets; 1 = best, left; within a data set "
             f"the ranks are averaged over its seeds and grid points). Friedman chi2 = {fmt_num(row['friedman_stat'])}, "
             f"p = {_fmt_p(row['friedman_p'])}; "
@@ -352,9 +353,15 @@ _MIRROR = {"win": "loss", "loss": "win", "tie": "tie", "no pairs": "no pairs"}
 
 
 def _fmt_effect(v, effect):
+    """A ratio with the digits that show how far it is from 1 (1.0037 -> '1.004', 0.52 -> '0.520'),
+    a difference to 2 significant digits."""
     if v is None or not np.isfinite(v):
         return "n/a"
-    return fmt_num(v, 3) if effect == "ratio" else fmt_num(v, 2)
+    if effect != "ratio":
+        return fmt_num(v, 2)
+    off = abs(v - 1.0)
+    sig = 3 if off == 0 else min(5, max(3, 1 + math.ceil(-math.log10(off))))
+    return fmt_num(v, sig)
 
 
 def wtl_matrix(wtl, metric, order=None):
@@ -439,8 +446,12 @@ def _answer_lines(info, wtl, cd):
                 parts.append("significantly better (Wilcoxon, Holm 5%): "
                              + "; ".join(f"{a} than {b} ({text.loc[a, b]})" for a, b in wins))
             else:
-                parts.append("wins/ties/losses against the other methods (Wilcoxon, Holm 5%): "
-                             + ", ".join(f"{m} {text.loc[m, 'W/T/L']}" for m in ranked))
+                top = ranked[:3] if len(ranked) > 5 else ranked
+                parts.append(("most wins" if len(top) < len(ranked) else "wins/ties/losses")
+                             + " against the other methods (Wilcoxon, Holm 5%): "
+                             + ", ".join(f"{m} {text.loc[m, 'W/T/L']}" for m in top)
+                             + (f"; least: {ranked[-1]} {text.loc[ranked[-1], 'W/T/L']}"
+                                if len(top) < len(ranked) else ""))
         if parts:
             out.append(f"{label} ({'lower' if lower else 'higher'} is better): " + "; ".join(parts) + ".")
     return out
@@ -720,7 +731,10 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
                  "better, red = significantly worse (two-sided Wilcoxon signed-rank test, Holm's correction over "
                  "all pairs, 5%), white = no significant difference. The number is the Hodges-Lehmann effect, "
                  "row / column for positive metrics (else row - column); 95% intervals and p-values: appendix. "
-                 "W/T/L counts the row's wins, ties and losses.", size=8)
+                 "W/T/L counts the row's wins, ties and losses. The critical-difference diagrams ask another "
+                 "question: each data set is one block (Demsar 2006), so they show whether a difference holds "
+                 "across data sets, while the matrix pools every run and shows whether it is consistent over runs.",
+                 size=8)
         for metric in tested:
             label, lower = info["metrics"][metric]
             text, outcome = wtl_matrix(wtl, metric, info.get("methods"))
@@ -738,7 +752,7 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
     # -- figures
     rest = [f for f in plain_figs if f is not key]
     if rest:
-        doc.heading(f"{n}. Figures")
+        doc.heading(f"{n}. Figures", keep=110)
         n += 1
         for fig in rest:
             doc.image(Path(figures) / fig["file"], caption=fig["caption"])
