@@ -127,10 +127,12 @@ class _Setup:
             raise ValueError(f"claim {claim['id']!r}: metric {self.metric!r} is not a metric of study "
                              f"{claim['study']!r} (it has {', '.join(metrics) or 'none'})")
         self.lower = bool(metrics.get(self.metric, ("", True))[1])
-        coords = [c for c in (info or {}).get("coords", []) if c in df]
-        self.blocks = [c for c in [*(info or {}).get("block_cols", ["dataset", "kernel", "seed"]), *coords]
-                       if c in df]
         self.df = self._select(df)
+        # coords empty in every row (e.g. l where a block has no train_sizes) pair nothing and would make
+        # pandas' groupby drop every row
+        coords = [c for c in (info or {}).get("coords", []) if c in self.df and self.df[c].notna().any()]
+        self.blocks = [c for c in [*(info or {}).get("block_cols", ["dataset", "kernel", "seed"]), *coords]
+                       if c in self.df]
         if claim.get("metric_b"):
             self._two_metrics(claim["metric_b"])
         if self.column not in self.df:
