@@ -78,6 +78,11 @@ def rank_methods(df, metric, lower, among, column="method", blocks=("dataset", "
             "wins": int(row["wins"]), "n_pairs": int(row["n_pairs"])}
 
 
+def _blocks(info, column):
+    """A study's paired blocks (its block columns and coords) without the compared column."""
+    return [*info.get("block_cols", ["dataset", "kernel", "seed"]), *[c for c in info.get("coords", []) if c != column]]
+
+
 def _rank_sentence(study, label, r, lower):
     if r is None:
         return None
@@ -147,8 +152,7 @@ def _answers(tables, infos, ledger):
             if df is None or metric not in (info.get("metrics") or {}):
                 continue
             label, lower = info["metrics"][metric]
-            blocks = [*info.get("block_cols", ["dataset", "kernel", "seed"]),
-                      *[c for c in info.get("coords", []) if c != column]]
+            blocks = _blocks(info, column)
             line = _rank_sentence(study, label, rank_methods(df, metric, bool(lower), among, column, blocks, where),
                                   bool(lower))
             if line:
@@ -167,9 +171,8 @@ def _guide(tables, infos):
         info = infos.get(study) or {}
         if study not in tables or metric not in (info.get("metrics") or {}):
             return None
-        blocks = [*info.get("block_cols", ["dataset", "kernel", "seed"]),
-                  *[c for c in info.get("coords", []) if c != column]]
-        return rank_methods(tables[study], metric, bool(info["metrics"][metric][1]), among, column, blocks, where)
+        return rank_methods(tables[study], metric, bool(info["metrics"][metric][1]), among, column,
+                            _blocks(info, column), where)
 
     rows = []
 
@@ -228,7 +231,7 @@ def _guide(tables, infos):
             continue
         # the fastest selector that is not significantly worse than the most accurate one
         info = infos["selection"]
-        blocks = [*info.get("block_cols", ["dataset", "kernel", "seed"])]
+        blocks = _blocks(info, "method")
         fine = [sel["best"]]
         for m in sel["order"][1:]:
             r = rank_methods(tables["selection"], metric, bool(info["metrics"][metric][1]), [sel["best"], m],
@@ -302,6 +305,28 @@ _VERDICT_SHORT = {"reproduced": "REPRODUCED", "partly reproduced": "PARTLY", "no
                   "not testable": "not testable", "not run": "not run"}
 
 
+def by_paper(ledger):
+    """Verdict counts per paper (rows in ledger order), with a total row."""
+    from .papers import VERDICTS
+
+    rows = []
+    for paper, sub in ledger.groupby("paper", sort=False):
+        counts = sub["verdict"].value_counts()
+        rows.append({"paper": paper, "claims": len(sub), **{v: int(counts.get(v, 0)) for v in VERDICTS}})
+    out = pd.DataFrame(rows)
+    total = {"paper": "all", "claims": len(ledger), **{v: int(out[v].sum()) for v in VERDICTS}}
+    return pd.concat([out, pd.DataFrame([total])], ignore_index=True)
+
+
+def headline(ledger, per_paper=3):
+    """Up to ``per_paper`` tested claims of each paper for page one: paired tests and counts over data
+    sets before single numbers, in the paper file's order."""
+    tested = ledger[~ledger["verdict"].isin(["not run", "not testable"])]
+    kind = tested["test"].fillna("").str.startswith("mean over").astype(int)  # matches_value last
+    order = tested.assign(_k=kind, _i=range(len(tested))).sort_values(["_k", "_i"])
+    return order.groupby("paper", sort=False).head(per_paper).sort_values("_i").drop(columns=["_k", "_i"])
+
+
 def _short(text, n):
     text = str(text)
     return text if len(text) <= n else text[: n - 3].rstrip() + "..."
@@ -331,23 +356,30 @@ def summary_pdf(ledger_csv, result_csvs, infos, title, out_pdf, findings_md=None
     doc.para(f"{len(ledger)} claims of the five papers and of this project, verdicts computed from this run's "
              f"results by the paired test each claim calls for: {counts}.", style="B")
     if len(ledger):
-        shown = pd.DataFrame({"paper": ledger["paper"].map(lambda p: _short(p, 26)),
-                              "claim": ledger["claim"].map(lambda c: _short(c, 92)),
-                              "paper says": ledger["paper_value"].map(lambda v: _short(v, 30)),
-                              "ours": ledger["ours"].fillna("").map(lambda v: _short(v, 34)),
-                              "verdict": ledger["verdict"].map(_VERDICT_SHORT)})
-        doc.table(shown, size=5.6, col_widths=(22, 78, 28, 30, 18))
+        doc.table(by_paper(ledger), size=7, col_widths=(52, 16, 22, 18, 26, 24, 18))
+        doc.para("Headline claims (tested in this run; the full ledger is at the end):", size=8, style="B")
+        head = headline(ledger)
+        shown = pd.DataFrame({"paper": head["paper"].map(lambda p: _short(p, 24)),
+                              "claim": head["claim"].map(lambda c: _short(c, 84)),
+                              "ours": head["ours"].fillna("").map(lambda v: _short(v, 28)),
+                              "verdict": head["verdict"].map(_VERDICT_SHORT)})
+        doc.table(shown, size=5.8, col_widths=(26, 100, 36, 24))
     doc.heading("Answers")
     for a in found["answers"]:
-        doc.para(a["question"], size=8.5, style="B")
-        for ln in a["lines"][:4]:
-            doc.para(ln, size=7.2)
+        doc.para(f"{a['question']} " + (a["lines"][0] if a["lines"] else ""), size=7.2)
+    doc.pdf.add_page()
     doc.heading("Practitioner's guide")
-    doc.para("Each row is the winner of a paired comparison in this run (evidence column); the library call "
-             "does it. Widths: the median heuristic (gamma='median') throughout.", size=8)
+    doc.para("Each row is the winner of a paired comparison in this run (evidence column), or the cheap default "
+             "where no contender is significantly better by 1% or more; the library call does it. Widths: the "
+             "median heuristic (gamma='median') throughout.", size=8)
     if found["guide"]:
         doc.table(pd.DataFrame(found["guide"])[["task", "n", "budget", "use", "evidence", "call"]], size=6,
                   col_widths=(18, 16, 20, 30, 52, 44))
+    doc.heading("Answers in full")
+    for a in found["answers"]:
+        doc.para(a["question"], size=8.5, style="B")
+        for ln in a["lines"]:
+            doc.para(ln, size=7)
     doc.heading("The studies")
     for i, (study, info) in enumerate(infos.items(), 1):
         if study not in tables:
@@ -364,6 +396,13 @@ def summary_pdf(ledger_csv, result_csvs, infos, title, out_pdf, findings_md=None
             doc.para(f"{label}, mean +- sd over seeds:", size=7.5)
             coords = [c for c in info.get("coords", []) if c in (info.get("summary_coords") or [])]
             doc.table(mean_sd_table(df, metric, order=info.get("methods"), coords=coords), size=6)
+    if len(ledger):
+        doc.pdf.add_page()
+        doc.heading("Appendix: the claims ledger")
+        doc.para("Every claim, the paper's value, ours, the test and the evidence (results/claims.csv).", size=8)
+        full = ledger[["paper", "claim", "where", "paper_value", "ours", "verdict", "evidence"]].fillna("")
+        doc.table(full.assign(evidence=full["evidence"].map(lambda e: _short(e, 260))), size=5.2,
+                  col_widths=(18, 40, 16, 20, 22, 14, 56))
     doc.save(out_pdf)
     if findings_md:
         text = markdown(found, ledger, line)
