@@ -158,8 +158,10 @@ def _answers(tables, infos, ledger):
             if line:
                 lines.append(line)
         related = _claims_for(ledger, q["id"])
-        for _, c in related.iterrows():
-            lines.append(f"Claim ({c['paper']}, {c['where']}): {c['claim']} -> {c['verdict']}; ours: {c['ours']}.")
+        for _, c in related[related["verdict"] != "not run"].iterrows() if len(related) else []:
+            ours = "" if pd.isna(c["ours"]) or not str(c["ours"]) else f"; ours: {c['ours']}"
+            why = f" ({c['evidence']})" if c["verdict"] == "not testable" else ""
+            lines.append(f"Claim ({c['paper']}, {c['where']}): {c['claim']} -> {c['verdict']}{ours}{why}.")
         out.append({"id": q["id"], "question": q["question"],
                     "lines": lines or ["Not answered by this run: none of its studies ran."]})
     return out
