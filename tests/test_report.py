@@ -71,7 +71,9 @@ def test_study_pdf_opens_with_question_claims_and_answer(tmp_path):
     assert (tmp_path / "figures" / "cd_mse.png").exists()
     claims = pd.DataFrame([{"paper": "Somebody et al. (X 2020)", "claim_id": "s1", "claim": "Nystrom is as accurate",
                             "where": "Table 1", "paper_value": "0.5", "ours": "0.52", "test": "Wilcoxon",
-                            "p_value": 0.3, "effect": 1.01, "verdict": "partly reproduced", "evidence": "ratio 1.01"}])
+                            "p_value": 0.3, "effect": 1.01, "verdict": "partly reproduced", "evidence": "ratio 1.01"},
+                           {"paper": "Somebody et al. (X 2020)", "claim_id": "s2", "claim": "On usps, ...",
+                            "verdict": "not testable", "evidence": "usps is not in this run's results"}])
     claims.to_csv(tmp_path / "claims.csv", index=False)
     paper = [("Table 1 as in the paper", pd.DataFrame({"x": [1]}), None)]
     report.study_pdf(tmp_path / "results.csv", p["stats"], p["friedman"], tmp_path / "figures", info,
@@ -80,11 +82,12 @@ def test_study_pdf_opens_with_question_claims_and_answer(tmp_path):
     pages = _pages(tmp_path / "toy.pdf")
     first = pages[0]
     for text in ("Question", "Does Nystrom lose accuracy?", "Set-up", "Claims tested", "Nystrom is as accurate",
-                 "partly reproduced", "Answer", "mean rank over 5 data sets", "Critical-difference diagram"):
+                 "partly reproduced", "Not testable in this run (1", "Answer", "mean rank over 5 data sets", "Critical-difference diagram"):
         assert text in first, text
     body = "".join(pages)
     assert "Table 1 as in the paper" in body and "Which method wins" in body and "W/T/L" in body
     assert "Appendix A" in body and "git commit" in body and "Every pair of methods" in body
+    assert "usps is not in this run's results" in body  # appendix D: each claim's evidence
     assert "Wilcoxon signed-rank p =" not in body  # no per-pair sentences
     # no ledger: page one says so; a missing or empty claims file is the same
     (tmp_path / "empty.csv").write_text("")

@@ -406,19 +406,57 @@ def _wtl_long_table(wtl):
     return t
 
 
+def _cell(r, c):
+    v = r.get(c)
+    return "" if v is None or (isinstance(v, float) and not np.isfinite(v)) else str(v)
+
+
 def claims_table(claims):
     """The compact claims table of page one: claim (with paper and where), paper vs ours, verdict."""
-    def cell(r, c):
-        v = r.get(c)
-        return "" if v is None or (isinstance(v, float) and not np.isfinite(v)) else str(v)
-
     rows = []
     for _, r in claims.iterrows():
-        where = ", ".join(x for x in (cell(r, "paper"), cell(r, "where")) if x)
-        rows.append({"claim": cell(r, "claim") + (f" ({where})" if where else ""),
-                     "paper": cell(r, "paper_value") or "-", "ours": cell(r, "ours") or "-",
-                     "verdict": cell(r, "verdict") or "-"})
+        where = ", ".join(x for x in (_cell(r, "paper"), _cell(r, "where")) if x)
+        rows.append({"claim": _cell(r, "claim") + (f" ({where})" if where else ""),
+                     "paper": _cell(r, "paper_value") or "-", "ours": _cell(r, "ours") or "-",
+                     "verdict": _cell(r, "verdict") or "-"})
     return pd.DataFrame(rows, columns=["claim", "paper", "ours", "verdict"])
+
+
+_VERDICT_FILLS = {"reproduced": (190, 232, 196), "partly reproduced": (250, 230, 170),
+                  "not reproduced": (245, 196, 196), "not run": (225, 225, 225)}
+
+
+def _claims_section(doc, claims):
+    """Page one's claims: a table of the claims tested here, one line for those not testable."""
+    verdict = claims["verdict"].fillna("") if "verdict" in claims else pd.Series("", index=claims.index)
+    untestable = claims[verdict == "not testable"]
+    tested = claims[verdict != "not testable"]
+    if len(tested):
+        counts = tested["verdict"].value_counts()
+        doc.para(f"{len(tested)} claim(s) tested: " + ", ".join(f"{n} {v}" for v, n in counts.items())
+                 + ". Tests and evidence: appendix D.", size=8.5)
+        doc.table(claims_table(tested), size=6.5, col_widths=(80, 42, 38, 24), fills={"verdict": _VERDICT_FILLS})
+    if len(untestable):
+        ids = ", ".join(_cell(r, "claim_id") or _cell(r, "claim")[:40] for _, r in untestable.iterrows())
+        doc.para(f"Not testable in this run ({len(untestable)}; reasons in appendix D): {ids}.", size=8)
+
+
+def _claims_appendix(doc, claims):
+    """Each claim's test and evidence, one short block per claim (the evidence can be long)."""
+    for _, r in claims.iterrows():
+        head = " - ".join(x for x in (_cell(r, "claim_id"), _cell(r, "verdict")) if x)
+        doc.para(head, size=8, style="B")
+        bits = [f"{_cell(r, 'claim')}" + (f" ({_cell(r, 'where')})" if _cell(r, "where") else "")]
+        if _cell(r, "test"):
+            try:
+                p = f", p = {_fmt_p(float(r.get('p_value')))}" if _cell(r, "p_value") else ""
+            except (TypeError, ValueError):
+                p = f", p = {_cell(r, 'p_value')}"
+            bits.append(f"Test: {_cell(r, 'test')}{p}"
+                        + (f", effect {_cell(r, 'effect')}" if _cell(r, "effect") else "") + ".")
+        if _cell(r, "evidence"):
+            bits.append(f"Evidence: {_cell(r, 'evidence')}")
+        doc.para(" ".join(bits), size=7.5)
 
 
 def _answer_lines(info, wtl, cd):
@@ -443,8 +481,9 @@ def _answer_lines(info, wtl, cd):
             if not wins:
                 parts.append("no pair of methods differs significantly (Wilcoxon, Holm 5%)")
             elif len(wins) <= 4:
+                eff = "ratio" if (wtl.loc[wtl["metric"] == metric, "effect"] == "ratio").all() else "difference"
                 parts.append("significantly better (Wilcoxon, Holm 5%): "
-                             + "; ".join(f"{a} than {b} ({text.loc[a, b]})" for a, b in wins))
+                             + "; ".join(f"{a} than {b} ({eff} {text.loc[a, b]})" for a, b in wins))
             else:
                 top = ranked[:3] if len(ranked) > 5 else ranked
                 parts.append(("most wins" if len(top) < len(ranked) else "wins/ties/losses")
@@ -495,16 +534,23 @@ class _PDF:
         self.pdf.multi_cell(self.width, 4.6, _latin1(text), new_x="LMARGIN", new_y="NEXT")
         self.pdf.ln(1)
 
-    def table(self, df, size=8, col_widths=None):
+    def table(self, df, size=8, col_widths=None, fills=None):
+        """``df`` as a table; ``fills``: ``{column: {cell text: (r, g, b)}}`` colours cells by their text."""
+        from fpdf.fonts import FontFace
+
         if df is None or len(df) == 0:
             self.para("(no rows)")
             return
+        fills = fills or {}
         self.pdf.set_font("Helvetica", "", size)
         with self.pdf.table(col_widths=col_widths, text_align="LEFT", line_height=4.2,
                             first_row_as_headings=True) as t:
             t.row([_latin1(c) for c in df.columns])
             for _, r in df.iterrows():
-                t.row([_latin1(v) for v in r.tolist()])
+                row = t.row()
+                for c, v in zip(df.columns, r.tolist(), strict=True):
+                    fill = fills.get(c, {}).get(str(v))
+                    row.cell(_latin1(v), style=FontFace(fill_color=fill) if fill else None)
         self.pdf.ln(2)
 
     def image(self, path, caption=None, max_height=None, width=None):
@@ -684,7 +730,7 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
         doc.para(line, size=8.5)
     doc.heading("Claims tested")
     if len(claims):
-        doc.table(claims_table(claims), size=7, col_widths=(100, 22, 26, 32))
+        _claims_section(doc, claims)
     else:
         doc.para("This study tests no paper claim (no claims ledger rows for it); its results are "
                  "reported as measured.", size=9)
@@ -699,8 +745,9 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
     # -- the paper's layout, then means
     n = 1
     tables = report_tables(df, cfg) if report_tables else []
-    if tables:
+    if doc.pdf.page == 1:  # page one holds only the answer
         doc.new_page()
+    if tables:
         doc.heading(f"{n}. Results in the paper's layout")
         n += 1
         for title, table, note in tables:
@@ -708,8 +755,6 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
             doc.table(table, size=6.5)
             if note:
                 doc.para(note, size=8)
-    else:
-        doc.new_page()
     doc.heading(f"{n}. Mean +- sd over seeds")
     n += 1
     doc.para("Each cell: mean +- standard deviation over the seeds, the mean rounded to the sd's second digit.",
@@ -739,6 +784,8 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
             label, lower = info["metrics"][metric]
             text, outcome = wtl_matrix(wtl, metric, info.get("methods"))
             eff = wtl.loc[wtl["metric"] == metric, "effect"].iloc[0]
+            if doc.space_left() < 14 + 4.5 * len(text):  # keep the matrix with its title
+                doc.new_page()
             doc.para(f"{label} ({'lower' if lower else 'higher'} is better; cells: "
                      f"{'ratio row / column' if eff == 'ratio' else 'difference row - column'})", style="B")
             doc.matrix(text, outcome, numbered=len(text) > 6)
@@ -783,10 +830,9 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
                  "over all pairs of a metric; 'better'/'worse' count the pairs the first method wins/loses.",
                  size=8)
         doc.table(_wtl_long_table(wtl), size=6, col_widths=(20, 36, 10, 10, 10, 18, 24, 14, 14, 12))
-    if len(claims) and "evidence" in claims:
+    if len(claims):
         doc.heading("Appendix D. Claims: test and evidence")
-        cols = [c for c in ("claim_id", "test", "p_value", "effect", "evidence") if c in claims]
-        doc.table(claims[cols].fillna(""), size=6.5)
+        _claims_appendix(doc, claims)
     doc.save(out_pdf)
 
 
