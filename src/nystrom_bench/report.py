@@ -441,6 +441,10 @@ def _claims_section(doc, claims):
         doc.para(f"Not testable in this run ({len(untestable)}; reasons in appendix D): {ids}.", size=8)
 
 
+#: appendix D shows this much of a claim's evidence
+_EVIDENCE_CHARS = 360
+
+
 def _claims_appendix(doc, claims):
     """Each claim's test and evidence, one short block per claim (the evidence can be long)."""
     for _, r in claims.iterrows():
@@ -454,8 +458,11 @@ def _claims_appendix(doc, claims):
                 p = f", p = {_cell(r, 'p_value')}"
             bits.append(f"Test: {_cell(r, 'test')}{p}"
                         + (f", effect {_cell(r, 'effect')}" if _cell(r, "effect") else "") + ".")
-        if _cell(r, "evidence"):
-            bits.append(f"Evidence: {_cell(r, 'evidence')}")
+        evidence = _cell(r, "evidence")
+        if len(evidence) > _EVIDENCE_CHARS:  # the ledger keeps it whole
+            evidence = evidence[:_EVIDENCE_CHARS].rsplit(" ", 1)[0] + " ... (in full: the study's claims.csv)"
+        if evidence:
+            bits.append(f"Evidence: {evidence}")
         doc.para(" ".join(bits), size=7.5)
 
 
