@@ -22,13 +22,6 @@ def test_numbers_are_formatted_for_people():
     assert report._fmt_ranks('{"b": 2.4375, "a": 1.5625}') == "a 1.56, b 2.44"
 
 
-def test_describe_tests_states_direction_and_significance():
-    paired = pd.DataFrame([{"metric": "mse", "method": "ny", "reference": "exact", "n_pairs": 10, "wins": 1,
-                            "losses": 9, "median_diff": 0.3, "wilcoxon_p": 0.004, "wilcoxon_p_holm": 0.008}])
-    (line,) = report.describe_tests(paired, INFO, "mse")
-    assert "worse in 9 of 10" in line and "significant at 5% (Holm)" in line and "not significant" not in line
-
-
 def _study(tmp_path, n_sets=5):
     """A toy study on disk: results, the stats stage's tables, figures; returns (paths, info)."""
     import json

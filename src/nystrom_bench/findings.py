@@ -343,7 +343,7 @@ def summary_pdf(ledger_csv, result_csvs, infos, title, out_pdf, findings_md=None
     """
     from . import provenance
     from .atomic import replace_into
-    from .report import _PDF, mean_sd_table
+    from .report import PDF, mean_sd_table
 
     ledger = pd.read_csv(ledger_csv) if ledger_csv else pd.DataFrame()
     tables = {s: pd.read_csv(p) for s, p in result_csvs.items()}
@@ -351,7 +351,7 @@ def summary_pdf(ledger_csv, result_csvs, infos, title, out_pdf, findings_md=None
     prov = provenance.summary()
     line = (f"Run of {prov['date']}, config {config_name or 'config/config.yaml'}, git commit {prov['git_commit']}, "
             f"{prov['hardware']}")
-    doc = _PDF(f"{title}: findings")
+    doc = PDF(f"{title}: findings")
     doc.title(f"{title}: what the benchmark found")
     doc.para(line, size=7.5)
     counts = ", ".join(f"{n} {v}" for v, n in found["counts"].items())

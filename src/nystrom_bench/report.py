@@ -17,8 +17,8 @@ Each study gets ``reports/<study>.pdf``, laid out like a results section:
 
 This module never imports a study (``nystrom_bench.studies`` sits above it): the
 workflow scripts pass a study's hooks in (``figure_coords``, ``paper_curve``,
-``extra_figures``, ``report_tables``).  ``reports/summary.pdf`` gathers the headline
-result of every study.
+``extra_figures``, ``report_tables``).  ``reports/summary.pdf`` (findings first) is assembled by
+:mod:`nystrom_bench.findings` with :class:`PDF`.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from . import provenance
 from .atomic import atomic_dir, replace_into
 from .results import format_coord
 
-__all__ = ["metric_figure", "coord_figure", "cd_figure", "study_figures", "study_pdf", "summary_pdf",
-           "mean_sd_table", "wtl_matrix", "claims_table", "describe_tests", "varying_coords", "fmt_num",
+__all__ = ["metric_figure", "coord_figure", "cd_figure", "study_figures", "study_pdf", "PDF",
+           "mean_sd_table", "wtl_matrix", "claims_table", "varying_coords", "fmt_num",
            "fmt_mean_sd"]
 
 
@@ -328,27 +328,6 @@ def _fmt_ranks(ranks):
     return ", ".join(f"{k} {fmt_num(v)}" for k, v in sorted(ranks.items(), key=lambda kv: kv[1]))
 
 
-def describe_tests(paired, info, metric, scope=None):
-    """Plain sentences stating each paired comparison's outcome on ``metric`` (in ``scope``, if given)."""
-    label, lower = info["metrics"][metric]
-    out = []
-    rows = paired[paired["metric"] == metric]
-    if scope is not None and "scope" in rows:
-        rows = rows[rows["scope"] == scope]
-    for _, r in rows.iterrows():
-        where = "" if r.get("scope", "all") in ("all", None) or pd.isna(r.get("scope")) else f" at {r['scope']}"
-        better = "lower" if lower else "higher"
-        p = r.get("wilcoxon_p_holm", r["wilcoxon_p"])
-        verdict = "significant at 5% (Holm)" if (not pd.isna(p) and p < 0.05) else "not significant at 5% (Holm)"
-        out.append(
-            f"{r['method']} vs {r['reference']} on {label.lower()}{where}: {r['method']} is {better} (better) in "
-            f"{int(r['wins'])} and worse in {int(r['losses'])} of {int(r['n_pairs'])} paired runs; "
-            f"median difference {r['median_diff']:.3g}; Wilcoxon signed-rank p = {_fmt_p(r['wilcoxon_p'])}, "
-            f"Holm-adjusted p = {_fmt_p(p)} ({verdict})."
-        )
-    return out
-
-
 _MIRROR = {"win": "loss", "loss": "win", "tie": "tie", "no pairs": "no pairs"}
 
 
@@ -509,7 +488,7 @@ def _latin1(text):
     return text.encode("latin-1", "replace").decode("latin-1")
 
 
-class _PDF:
+class PDF:
     """A thin layer over fpdf2 with headings, paragraphs, tables and images."""
 
     def __init__(self, title):
@@ -727,7 +706,7 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
     key = cd_figs.get(primary) or (plain_figs[0] if plain_figs else None)
 
     # -- page one: question, set-up, claims, answer, key figure
-    doc = _PDF(info["title"])
+    doc = PDF(info["title"])
     doc.title(info["title"])
     doc.para(f"Study '{info['study']}' (kind '{info['kind']}'); provenance and the full config: appendix.", size=8)
     doc.heading("Question")
@@ -840,24 +819,4 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
     if len(claims):
         doc.heading("Appendix D. Claims: test and evidence")
         _claims_appendix(doc, claims)
-    doc.save(out_pdf)
-
-
-def summary_pdf(results_csvs, paired_csvs, infos, title, out_pdf):
-    """Assemble ``reports/summary.pdf`` over every study."""
-    doc = _PDF(f"{title}: summary")
-    doc.title(f"{title}: summary of all studies")
-    doc.provenance()
-    for i, (res, pair, info) in enumerate(zip(results_csvs, paired_csvs, infos, strict=True), 1):
-        df = pd.read_csv(res)
-        paired = _read_optional(pair)
-        doc.heading(f"{i}. {info['title']} (reports/{info['study']}.pdf)")
-        doc.para(info["description"])
-        metric = info["primary_metric"]
-        label, _ = info["metrics"][metric]
-        doc.para(f"{label}, mean +- sd over seeds:", style="B")
-        doc.table(mean_sd_table(df, metric, order=info.get("methods"), coords=_table_coords(info)))
-        if len(paired):
-            for line in describe_tests(paired, info, metric, scope="all"):
-                doc.para(line)
     doc.save(out_pdf)
