@@ -1,9 +1,11 @@
+import json
 import multiprocessing as mp
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from nystrom_bench import tracking
+from nystrom_bench import results, tracking
 
 
 def _rows(dataset, n_seeds=3):
@@ -12,9 +14,29 @@ def _rows(dataset, n_seeds=3):
             for m in ("exact", "nystrom") for s in range(n_seeds)]
 
 
+def _curve_rows(dataset="bupa", seeds=(0,)):
+    """Consistency-like rows: coords criterion (categorical) and log2_gamma (the curve)."""
+    rows = []
+    for method in ("uniform", "adapt_ms"):
+        for seed in seeds:
+            for g in (-3, -1, 1):
+                for crit in ("c_ree", "c_ipe"):
+                    rows.append({"dataset": dataset, "method": method, "kernel": "gaussian", "seed": seed,
+                                 "coords": {"criterion": crit, "log2_gamma": g},
+                                 "params": {"gamma": 2.0 ** g, "n_landmarks": 20, "split": {"test_fraction": 0.5},
+                                            "sampler_options": {}, "path": [g, g + 1], "rank": None,
+                                            "by_sigma": {"0.5": g}, "table": {"1.5": 2}},
+                                 "metrics": {"relative_gap": abs(g) / 10 + (crit == "c_ipe") + seed,
+                                             "seconds": 0.01 * (g + 4)}})
+    return rows
+
+
+COORDS = ("criterion", "log2_gamma", "l")
+
+
 def _log(args):
     uri, dataset = args
-    tracking.log_job("race", f"race/{dataset}", _rows(dataset), tracking_uri=uri)
+    tracking.log_job("race", f"race/{dataset}", _curve_rows(dataset, seeds=(0, 1)), tracking_uri=uri, coords=COORDS)
     return dataset
 
 
@@ -34,6 +56,10 @@ def client(uri):
     return MlflowClient(tracking_uri=uri)
 
 
+def _history(client, run_id, key):
+    return [(m.step, m.value) for m in sorted(client.get_metric_history(run_id, key), key=lambda m: m.step)]
+
+
 def test_uri_precedence(monkeypatch, tmp_path):
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     assert tracking.resolve_tracking_uri(None, tmp_path) == f"sqlite:///{tmp_path.resolve()}/mlflow.db"
@@ -43,61 +69,95 @@ def test_uri_precedence(monkeypatch, tmp_path):
     assert tracking.resolve_tracking_uri("sqlite:///mlflow.db", tmp_path) == "http://cluster:5000"
 
 
-def test_one_run_per_result_and_idempotent(tmp_path, uri):
+def test_one_run_per_configuration_and_idempotent(tmp_path, uri):
     result_file = tmp_path / "r.csv"
     result_file.write_text("a,b\n1,2\n")
     ids1 = tracking.log_job("s", "s/d", _rows("d"), result_file=result_file, tracking_uri=uri,
                             tags={"git_commit": "abc", "config_hash": "123"})
+    # the same result file again: nothing is written, the same runs come back
+    assert tracking.log_job("s", "s/d", _rows("d"), result_file=result_file, tracking_uri=uri) == ids1
+    result_file.write_text("a,b\n1,3\n")  # a re-run job: its runs are replaced
     ids2 = tracking.log_job("s", "s/d", _rows("d"), result_file=result_file, tracking_uri=uri)
     assert len(ids2) == 6 and not set(ids1) & set(ids2)
     runs = tracking.active_runs("s", uri)
-    assert len(runs) == 6
-    assert set(runs["run_id"]) == set(ids2)
+    assert len(runs) == 6 and set(runs["run_id"]) == set(ids2)
     assert runs["tags.run_key"].is_unique
     assert set(runs["params.method"]) == {"exact", "nystrom"}
     assert "metrics.test_mse" in runs and "params.alpha" in runs
+    assert set(runs["tags.mlflow.runName"]) == {f"d · {m} · gaussian · seed {s}" for m in ("exact", "nystrom")
+                                                for s in range(3)}
     art = runs["artifact_uri"].iloc[0].removeprefix("file://")
     assert (tmp_path / "mlartifacts" / "s").as_posix() in art
     assert len(tracking.active_runs("s", uri, level=None)) == 7
     assert len(tracking.active_runs("s", uri, level="job")) == 1
 
 
-def test_returned_ids_follow_results(uri, client):
-    rows = _rows("d")
-    ids = tracking.log_job("s", "s/d", rows, tracking_uri=uri)
-    for rid, row in zip(ids, rows, strict=True):
-        tags = client.get_run(rid).data.tags
-        assert tags["run_key"] == tracking.run_key("s", "d", row["method"], row["kernel"], row["seed"])
+def test_a_curve_is_a_metric_history_over_its_coord(uri, client):
+    ids = tracking.log_job("cons", "cons/bupa", _curve_rows(), tracking_uri=uri, coords=COORDS)
+    assert len(ids) == 2  # two methods, one seed: six results each
+    run = client.get_run(ids[0])
+    tags, metrics = run.data.tags, run.data.metrics
+    assert tags["mlflow.runName"] == "bupa · uniform · gaussian · seed 0"
+    assert tags["nystrom_bench.curve"] == "log2_gamma" and tags["nystrom_bench.steps"] == "3"
+    assert tags["run_key"] == "cons/bupa/uniform/gaussian/seed0"
+    # step = index of the coord's value; the coord's values are a history of their own
+    assert _history(client, ids[0], "log2_gamma") == [(0, -3), (1, -1), (2, 1)]
+    assert _history(client, ids[0], "criterion:c_ree/relative_gap") == [(0, 0.3), (1, 0.1), (2, 0.1)]
+    assert _history(client, ids[0], "criterion:c_ipe/relative_gap") == [(0, 1.3), (1, 1.1), (2, 1.1)]
+    # a param that changes along the curve is a history; the others are params, flat
+    assert _history(client, ids[0], "criterion:c_ree/param.gamma") == [(0, 0.125), (1, 0.5), (2, 2.0)]
+    assert metrics["mean/criterion:c_ree/relative_gap"] == pytest.approx((0.3 + 0.1 + 0.1) / 3)
+    assert run.data.params["n_landmarks"] == "20" and run.data.params["split.test_fraction"] == "0.5"
+    assert run.data.params["rank"] == "null" and run.data.params["sampler_options"] == "{}"
+    assert json.loads(tags["nystrom_bench.dropped_params"]) == ["by_sigma", "path"]
+    assert run.data.params["table"] == '{"1.5": 2}'  # keys that are no names: one JSON value
 
 
-def test_parent_holds_the_artifact_and_children_point_at_it(tmp_path, uri, client):
+def test_scale_like_runs_draw_time_over_n_per_m(uri, client):
+    rows = [{"dataset": "big", "method": meth, "kernel": "gaussian", "seed": 0,
+             "coords": {"n": n, **({"m": m} if m else {})}, "params": {"lam": 1e-6},
+             "metrics": {"fit_time": n / 1000 * (m or 10) / 100, "peak_mem_mb": 1.0 + n}}
+            for meth, ms in (("direct", (500, 1500)), ("exact", (None,)))
+            for m in ms for n in (5000, 10000, 20000) if meth != "exact" or n <= 10000]
+    ids = tracking.log_job("scale", "scale/big", rows, tracking_uri=uri, coords=("n", "m"))
+    direct, exact = (client.get_run(i) for i in ids)
+    assert direct.data.tags["nystrom_bench.curve"] == "n"
+    assert _history(client, direct.info.run_id, "n") == [(0, 5000), (1, 10000), (2, 20000)]
+    assert _history(client, direct.info.run_id, "m:1500/fit_time") == [(0, 75.0), (1, 150.0), (2, 300.0)]
+    assert _history(client, exact.info.run_id, "fit_time") == [(0, 0.5), (1, 1.0)]  # no m: no prefix
+    assert "m:500/fit_time" not in exact.data.metrics
+
+
+def test_job_run_holds_the_table_and_configuration_runs_share_its_job_key(tmp_path, uri, client):
     result_file = tmp_path / "r.csv"
     result_file.write_text("a,b\n1,2\n")
     ids = tracking.log_job("s", "s/d", _rows("d", 2), result_file=result_file, tracking_uri=uri,
-                           tags={"git_commit": "abc"}, job_params={"n_rows": 4, "long": "x" * 7000})
+                           tags={"git_commit": "abc"}, job_params={"n_rows": 4, "long": "x" * 7000},
+                           datasets={"d": {"digest": "abc123", "source": "https://example.org/d.svm",
+                                           "source_type": "http"}})
     jobs = tracking.active_runs("s", uri, level="job")
     assert len(jobs) == 1
     job = jobs.iloc[0]
     parent = job["run_id"]
     assert parent not in ids
-    assert job["tags.mlflow.runName"] == "s/d"
-    assert job["tags.job_key"] == "s/d"
-    assert job["tags.git_commit"] == "abc"
-    assert job["tags.nystrom_bench.level"] == "job"
+    assert job["tags.mlflow.runName"] == "d (job)" and job["tags.job_key"] == "s/d"
+    assert job["tags.git_commit"] == "abc" and job["tags.nystrom_bench.level"] == "job"
+    assert job["tags.nystrom_bench.result_digest"] == tracking.file_digest(result_file)
     assert job["status"] == "FINISHED"
     assert job["params.n_rows"] == "4" and len(job["params.long"]) == 6000
     assert _artifacts(client, parent) == ["r.csv"]
+    assert [i.dataset.name for i in client.get_run(parent).inputs.dataset_inputs] == ["d"]
     for rid in ids:
         run = client.get_run(rid)
-        assert run.data.tags["mlflow.parentRunId"] == parent
-        assert run.data.tags["nystrom_bench.level"] == "result"
-        assert run.data.tags["job_key"] == "s/d"
-        assert run.data.tags["git_commit"] == "abc"
+        assert "mlflow.parentRunId" not in run.data.tags  # side by side in the runs table, not folded
+        assert run.data.tags["nystrom_bench.level"] == "config"
+        assert run.data.tags["job_key"] == "s/d" and run.data.tags["git_commit"] == "abc"
         assert run.info.status == "FINISHED"
         assert _artifacts(client, rid) == []
+        assert run.inputs.dataset_inputs[0].dataset.digest == "abc123"
 
 
-def test_relogging_replaces_parent_and_children(uri):
+def test_relogging_replaces_job_and_configuration_runs(uri):
     tracking.log_job("s", "s/a", _rows("a"), tracking_uri=uri)
     tracking.log_job("s", "s/b", _rows("b"), tracking_uri=uri)
     before = tracking.active_runs("s", uri, level=None)
@@ -112,61 +172,125 @@ def test_relogging_replaces_parent_and_children(uri):
     assert len(tracking.active_runs("s", uri, level="job")) == 2
 
 
-def test_parallel_jobs_lose_nothing(uri):
-    """Six processes create the same experiment and log at once on a fresh SQLite store."""
+def test_an_interrupted_logging_is_done_again(tmp_path, uri, monkeypatch):
+    result_file = tmp_path / "r.csv"
+    result_file.write_text("x\n")
+    real = tracking._retry
+    calls = {"n": 0}
+
+    def failing(fn, what, attempts=8):
+        if what == "finish run":
+            calls["n"] += 1
+            if calls["n"] == 3:
+                raise RuntimeError("killed")
+        return real(fn, what, attempts)
+
+    monkeypatch.setattr(tracking, "_retry", failing)
+    with pytest.raises(RuntimeError, match="killed"):
+        tracking.log_job("s", "s/d", _rows("d"), result_file=result_file, tracking_uri=uri)
+    monkeypatch.setattr(tracking, "_retry", real)
+    ids = tracking.log_job("s", "s/d", _rows("d"), result_file=result_file, tracking_uri=uri)
+    runs = tracking.active_runs("s", uri, level=None)
+    assert len(runs) == 7 and set(ids) < set(runs["run_id"])
+
+
+def test_transient_errors_are_retried(uri, monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    real, fails = MlflowClient.log_batch, {"n": 0}
+
+    def flaky(self, *args, **kwargs):
+        if fails["n"] < 2:
+            fails["n"] += 1
+            raise Exception("(sqlite3.OperationalError) database is locked")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(MlflowClient, "log_batch", flaky)
+    monkeypatch.setattr(tracking.time, "sleep", lambda s: None)
+    ids = tracking.log_job("s", "s/d", _rows("d", 1), tracking_uri=uri)
+    assert fails["n"] == 2 and len(ids) == 2
+    assert tracking.active_runs("s", uri)["metrics.test_mse"].notna().all()
+
+
+def test_eight_parallel_jobs_lose_nothing(uri):
+    """Eight processes create the same experiment and log at once on a fresh SQLite store."""
     ctx = mp.get_context("spawn")
-    with ctx.Pool(6) as pool:
-        done = pool.map(_log, [(uri, f"d{i}") for i in range(6)])
-    assert sorted(done) == [f"d{i}" for i in range(6)]
+    with ctx.Pool(8) as pool:
+        done = pool.map(_log, [(uri, f"d{i}") for i in range(8)])
+    assert sorted(done) == [f"d{i}" for i in range(8)]
     runs = tracking.active_runs("race", uri)
-    assert len(runs) == 36
+    assert len(runs) == 8 * 2 * 2  # data sets x methods x seeds
     assert runs["tags.run_key"].is_unique
     jobs = tracking.active_runs("race", uri, level="job")
-    assert sorted(jobs["tags.job_key"]) == [f"race/d{i}" for i in range(6)]
-    assert set(runs["tags.mlflow.parentRunId"]) == set(jobs["run_id"])
-    assert len(tracking.active_runs("race", uri, level=None)) == 42
+    assert sorted(jobs["tags.job_key"]) == [f"race/d{i}" for i in range(8)]
+    assert set(runs["tags.job_key"]) == set(jobs["tags.job_key"])
+    table = tracking.results_from_mlflow("race", uri)
+    assert len(table) == 8 * 2 * 2 * 6 and not table.duplicated([*results.ID_COLS, *COORDS]).any()
 
 
-def test_nan_metrics_are_skipped(uri):
-    rows = _rows("d", 1)
-    rows[0]["metrics"]["bad"] = float("nan")
-    rows[0]["metrics"]["worse"] = float("inf")
-    tracking.log_job("s", "s/d", rows, tracking_uri=uri)
-    runs = tracking.active_runs("s", uri)
-    assert len(runs) == 2
-    assert "metrics.bad" not in runs and "metrics.worse" not in runs
-    assert runs["metrics.test_mse"].notna().all()
+def test_non_finite_metrics_are_not_logged_and_come_back(uri):
+    rows = _curve_rows()
+    rows[0]["metrics"]["relative_gap"] = float("nan")
+    rows[1]["metrics"]["relative_gap"] = float("inf")
+    rows[2]["metrics"]["seconds"] = float("-inf")
+    tracking.log_job("s", "s/d", rows, tracking_uri=uri, coords=COORDS)
+    back = tracking.results_from_mlflow("s", uri).set_index(["method", "criterion", "log2_gamma"])
+    assert np.isnan(back.loc[("uniform", "c_ree", -3), "relative_gap"])
+    assert back.loc[("uniform", "c_ipe", -3), "relative_gap"] == np.inf
+    assert back.loc[("uniform", "c_ree", -1), "seconds"] == -np.inf
+    assert back.loc[("uniform", "c_ipe", -1), "relative_gap"] == pytest.approx(1.1)
 
 
-def test_rows_differing_only_in_a_coord_are_distinct(uri):
-    base = {"dataset": "d", "method": "nystrom", "kernel": "gaussian", "seed": 0,
-            "params": {"alpha": 0.1}, "metrics": {"test_mse": 1.0}}
-    rows = [{**base, "coords": {"m": 300, "lam": lam}} for lam in (1e-15, 1.0000001e-15)]
-    rows.append({**base, "coords": {}})
-    rows.append({k: v for k, v in base.items()})  # no coords at all
-    rows[-1]["seed"] = 1
+def test_reading_back_gives_the_result_table(tmp_path, uri):
+    """Every result row comes back from the runs: identity, coords, metrics and params."""
+    rows = _curve_rows(seeds=(0, 1)) + _curve_rows("wine", seeds=(0,))
+    rows[0]["params"]["n_landmarks"] = 21  # varies along the curve: a history, an int again
+    table = results.frame("cons", rows, COORDS)
+    table.to_csv(tmp_path / "r.csv", index=False)
+    from_file = tracking.rows_from_frame(results.read_results(tmp_path / "r.csv"), COORDS)
+    tracking.log_job("cons", "cons/both", from_file, tracking_uri=uri, coords=COORDS)
+    back = tracking.results_from_mlflow("cons", uri)
+    keys = [*results.ID_COLS, *COORDS]
+    want = results.read_results(tmp_path / "r.csv").sort_values(keys, na_position="first").reset_index(drop=True)
+    assert list(back.columns) == list(want.columns)
+    pd.testing.assert_frame_equal(back.drop(columns="params"), want.drop(columns="params"), check_dtype=False)
+    for got, exp in zip(back["params"], want["params"], strict=True):
+        exp = json.loads(exp)
+        del exp["path"], exp["by_sigma"]  # change along the curve, no numbers: only in the job's table
+        assert json.loads(got) == exp
+
+
+def test_without_coords_every_row_is_a_run(uri):
+    rows = _rows("d", 2)
     ids = tracking.log_job("s", "s/d", rows, tracking_uri=uri)
     assert len(ids) == 4
-    runs = tracking.active_runs("s", uri).set_index("run_id").loc[ids]
-    assert list(runs["tags.run_key"]) == [
-        "s/d/nystrom/gaussian/seed0/m=300/lam=1e-15",
-        "s/d/nystrom/gaussian/seed0/m=300/lam=1.0000001e-15",
-        "s/d/nystrom/gaussian/seed0",
-        "s/d/nystrom/gaussian/seed1",
-    ]
-    assert list(runs["tags.mlflow.runName"][:2]) == [
-        "d/nystrom/gaussian/seed0/m=300/lam=1e-15",
-        "d/nystrom/gaussian/seed0/m=300/lam=1.0000001e-15",
-    ]
-    assert list(runs["params.m"][:2]) == ["300", "300"]
-    assert list(runs["params.lam"][:2]) == ["1e-15", "1.0000001e-15"]
-    assert list(runs["params.study"]) == ["s"] * 4 and list(runs["params.alpha"]) == ["0.1"] * 4
+    back = tracking.results_from_mlflow("s", uri)
+    assert sorted(back["test_mse"]) == sorted(r["metrics"]["test_mse"] for r in rows)
+    assert set(back.columns) == {*results.ID_COLS, "test_mse", "params"}
 
 
-def test_coords_cannot_shadow_identity_params(uri):
+def test_coords_cannot_shadow_identity_or_metrics(uri):
     row = {**_rows("d", 1)[0], "coords": {"seed": 3}}
     with pytest.raises(ValueError, match="seed"):
         tracking.log_job("s", "s/d", [row], tracking_uri=uri)
+    row = {**_rows("d", 1)[0], "coords": {"test_mse": 3}}
+    with pytest.raises(ValueError, match="also metric names"):
+        tracking.log_job("s", "s/d", [row], tracking_uri=uri)
+    row = {**_rows("d", 1)[0], "coords": {"criterion": "a/b"}}
+    with pytest.raises(ValueError, match="cannot be part of an MLflow metric key"):
+        tracking.log_job("s", "s/d", [row], tracking_uri=uri)
+
+
+def test_big_runs_are_logged_in_several_batches(uri, client):
+    rows = [{"dataset": "d", "method": "m", "kernel": "k", "seed": 0, "coords": {"m": m},
+             "params": {f"p{i}": i for i in range(150)}, "metrics": {f"x{j}": j * m for j in range(30)}}
+            for m in range(40)]
+    (rid,) = tracking.log_job("s", "s/d", rows, tracking_uri=uri)
+    run = client.get_run(rid)
+    assert len(run.data.params) == 150 + 5 and run.data.params["p149"] == "149"
+    assert len(_history(client, rid, "x29")) == 40
+    back = tracking.results_from_mlflow("s", uri)
+    assert len(back) == 40 and back["x29"].tolist() == [29 * m for m in range(40)]
 
 
 def test_prune_removes_exactly_the_dropped_jobs(uri, client):
@@ -188,9 +312,11 @@ def test_prune_removes_exactly_the_dropped_jobs(uri, client):
 def test_prune_without_experiment(tmp_path, uri):
     assert tracking.prune("nothing", ["x"], tracking_uri=uri) == 0
     assert tracking.active_runs("nothing", uri).empty
+    assert tracking.results_from_mlflow("nothing", uri).empty
+    assert tracking.ui_link("nothing", uri) is None
 
 
-def test_old_runs_without_level_count_as_results(uri, client):
+def test_old_runs_without_level_count_as_configuration_runs(uri, client):
     exp_id = client.create_experiment("old")
     client.create_run(exp_id, tags={"run_key": "old/d/m/k/seed0", "job_key": "old/d"})
     assert len(tracking.active_runs("old", uri)) == 1
@@ -205,7 +331,6 @@ def test_old_runs_without_level_count_as_results(uri, client):
     (("a", "b", "c", "d", 1), "a/b/c/d/seed1"),
     (("a", "b", "c", "d", 1, {}), "a/b/c/d/seed1"),
     (("a", "b", "c", "d", 1, {"m": 300, "lam": 1e-15}), "a/b/c/d/seed1/m=300/lam=1e-15"),
-    (("a", "b", "c", "d", 1, {"lam": 1e-15, "m": 300}), "a/b/c/d/seed1/lam=1e-15/m=300"),
     (("a", "b", "c", "d", 1, {"lam": 1.0000001e-15}), "a/b/c/d/seed1/lam=1.0000001e-15"),
     (("a", "b", "c", "d", 1, {"m": 300.0, "s": "uniform"}), "a/b/c/d/seed1/m=300/s=uniform"),
 ])
@@ -222,23 +347,24 @@ def test_format_coord(value, expected):
     assert tracking.format_coord(value) == expected
 
 
-def test_duplicate_run_keys_are_logged_with_a_warning(uri, caplog):
+def test_duplicate_results_are_logged_with_a_warning(uri, caplog):
     rows = _rows("d", 1) * 2
     with caplog.at_level("WARNING", logger="nystrom_bench.tracking"):
         ids = tracking.log_job("s", "s/d", rows, tracking_uri=uri)
-    assert len(ids) == 4 and "duplicate run_keys" in caplog.text
+    assert len(ids) == 2 and "two results at" in caplog.text
 
 
-def test_experiments_open_as_model_training_with_description_and_dataset_inputs(tmp_path):
+def test_experiments_open_as_model_training_with_description_and_a_link(tmp_path):
     from mlflow.tracking import MlflowClient
 
     uri = f"sqlite:///{tmp_path}/m.db"
-    tracking.log_job("s", "s/d", _rows("d", 2), tracking_uri=uri, description="A study.\n\nWhat it does.",
-                     datasets={"d": {"digest": "abc123", "source": "https://example.org/d.svm", "source_type": "http"}})
-    client = MlflowClient(tracking_uri=uri)
-    exp = client.get_experiment_by_name("s")
+    tracking.log_job("s", "s/d", _curve_rows(), tracking_uri=uri, description="A study.\n\nWhat it does.",
+                     coords=COORDS, metrics_info={"relative_gap": ("Relative gap", True)})
+    exp = MlflowClient(tracking_uri=uri).get_experiment_by_name("s")
     assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
-    assert exp.tags["mlflow.note.content"] == "A study.\n\nWhat it does."
-    jobs = client.search_runs([exp.experiment_id], "tags.`nystrom_bench.level` = 'job'")
-    assert [i.dataset.name for i in jobs[0].inputs.dataset_inputs] == ["d"]
-    assert jobs[0].inputs.dataset_inputs[0].dataset.digest == "abc123"
+    note = exp.tags["mlflow.note.content"]
+    assert note.startswith("A study.\n\nWhat it does.\n\nHow to read the runs")
+    assert "Curves over log2_gamma" in note and "criterion" in note and "lower is better" in note
+    assert tracking.ui_link("s", uri) == (f"http://127.0.0.1:5000/#/experiments/{exp.experiment_id}/runs"
+                                          "?workflowType=machine_learning")
+    assert tracking.ui_link("s", uri, ui="http://host:8080/").startswith("http://host:8080/#/experiments/")

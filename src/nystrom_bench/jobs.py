@@ -105,16 +105,31 @@ def _dataset_info(name, arrays):
                                   "task": e["task"]})}
 
 
+def _tracking_tags(config_hash):
+    from . import provenance
+
+    return {"git_commit": provenance.git_commit(), "config_hash": config_hash,
+            **{f"version.{k}": v for k, v in provenance.versions().items()}}
+
+
+def _job_params(job_cfg):
+    return {"kind": job_cfg["kind"], "datasets": job_cfg["datasets"], "seeds": job_cfg["seeds"],
+            "methods": sorted(job_cfg["methods"]), "kernels": job_cfg["kernels"],
+            "params": job_cfg["params"], "scaling": job_cfg["scaling"], "split": job_cfg.get("split")}
+
+
 def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri, job_key, config_hash, log=None):
     """One workflow job: run the study kind of ``job_cfg`` on its data sets and record the results.
 
     ``job_cfg`` is the job's config slice (:meth:`nystrom_bench.studies.Study.job_config`);
     ``data_paths``/``split_paths`` hold one file per data set of the job, in its order.
-    Writes the tidy result file ``out_csv`` (the workflow's source of truth) and logs
-    one MLflow run for the job (with the result file) and one per result row, tagged
-    with the git commit, config hash and package versions.  Returns the result DataFrame.
+    Writes the tidy result file ``out_csv`` (the workflow's source of truth).  With a
+    ``tracking_uri``, also logs the job to MLflow (:func:`nystrom_bench.tracking.log_job`: a job
+    run with the result file, a run per data set x method x kernel x seed), tagged with the git
+    commit, config hash and package versions; the workflow passes None and logs every job of a
+    study in its ``aggregate`` step (one MLflow start-up per study).  Returns the result DataFrame.
     """
-    from . import atomic, data, provenance, results, studies, tracking
+    from . import atomic, data, results, studies, tracking
 
     kind = studies.get(job_cfg["kind"])
     t0 = time.perf_counter()
@@ -131,28 +146,60 @@ def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri
     df = results.frame(study, rows, kind.coords)
     atomic.write_csv(df, out_csv)
     t1 = time.perf_counter()
-    tags = {"git_commit": provenance.git_commit(), "config_hash": config_hash,
-            **{f"version.{k}": v for k, v in provenance.versions().items()}}
-    job_params = {"kind": job_cfg["kind"], "datasets": job_cfg["datasets"], "seeds": job_cfg["seeds"],
-                  "methods": sorted(job_cfg["methods"]), "kernels": job_cfg["kernels"],
-                  "params": job_cfg["params"], "scaling": job_cfg["scaling"], "split": job_cfg.get("split")}
-    title = job_cfg.get("title") or kind.title
-    tracking.log_job(study, job_key, rows, result_file=out_csv, tracking_uri=tracking_uri, tags=tags,
-                     job_params=job_params, description=f"{title}\n\n{kind.description}".strip(), datasets=inputs)
+    if tracking_uri is not None:
+        title = job_cfg.get("title") or kind.title
+        tracking.log_job(study, job_key, rows, result_file=out_csv, tracking_uri=tracking_uri,
+                         tags=_tracking_tags(config_hash), job_params=_job_params(job_cfg),
+                         description=f"{title}\n\n{kind.description}".strip(), datasets=inputs,
+                         coords=kind.coords, metrics_info=kind.metrics)
     t2 = time.perf_counter()
     if log:
         log.info("compute_seconds=%.3f tracking_seconds=%.3f results=%d", t1 - t0, t2 - t1, len(rows))
     return df
 
 
-def aggregate_study(study, inputs, output, coords, job_keys, tracking_uri, log=None):
-    """Workflow stage: gather a study's result files, and drop MLflow runs of jobs no longer in it."""
-    from . import results, tracking
+def aggregate_study(study, inputs, output, coords, job_keys, tracking_uri, log=None, block=None,
+                    data_dir="resources/data"):
+    """Workflow stage: gather a study's result files; log them to MLflow and drop the runs of jobs no
+    longer in the study.
+
+    With the study's config ``block``, every job of it (``job_keys[i]`` made ``inputs[i]``) is logged
+    with :func:`nystrom_bench.tracking.log_job` -- a job whose result file is logged already is
+    skipped -- with its data sets (``<data_dir>/<name>.npz``) as dataset inputs, and the link to the
+    study's runs table is printed.  The log records ``tracking_seconds`` (all MLflow work).
+    """
+    from . import data, provenance, results, studies, tracking
 
     df = results.aggregate(inputs, output, coords)
+    t0 = time.perf_counter()
     pruned = tracking.prune(study, set(job_keys), tracking_uri=tracking_uri)
+    logged = 0
+    if block is not None:
+        kind = studies.get(block.get("kind", study))
+        jobs = {j["id"]: j for j in kind.jobs(block)}
+        title = block.get("title") or kind.title
+        description = f"{title}\n\n{kind.description}".strip()
+        infos = {}
+        for job_key, path in zip(job_keys, inputs, strict=True):
+            job_cfg = kind.job_config(block, jobs[job_key.split("/", 1)[1]])
+            for ds in job_cfg["datasets"]:
+                npz = Path(data_dir) / f"{ds}.npz"
+                if ds not in infos and npz.exists():
+                    infos[ds] = _dataset_info(ds, data.load_npz(npz))
+            rows = tracking.rows_from_frame(results.read_results(path), coords)
+            ids = tracking.log_job(study, job_key, rows, result_file=path, tracking_uri=tracking_uri,
+                                   tags=_tracking_tags(provenance.config_hash(job_cfg)),
+                                   job_params=_job_params(job_cfg), description=description,
+                                   datasets={d: infos[d] for d in job_cfg["datasets"] if d in infos},
+                                   coords=coords, metrics_info=kind.metrics)
+            logged += len(ids)
+        link = tracking.ui_link(study, tracking_uri)
+        print(f"MLflow runs of {study}: {link}", flush=True)
+        if log:
+            log.info("MLflow runs table: %s", link)
     if log:
-        log.info("aggregated %d results; deleted %d stale MLflow runs", len(df), pruned)
+        log.info("aggregated %d results; %d MLflow configuration runs; deleted %d stale MLflow runs; "
+                 "tracking_seconds=%.3f", len(df), logged, pruned, time.perf_counter() - t0)
     return df
 
 

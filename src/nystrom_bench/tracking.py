@@ -1,49 +1,124 @@
-"""MLflow logging: one experiment per study, one parent run per job with one child run per result;
-idempotent, parallel-safe.
+"""MLflow at the grain people compare: one run per (study, data set, method, kernel, seed), the curves
+over a study's coords as metric histories, one job run per workflow job holding its result table.
 
-- Store: ``MLFLOW_TRACKING_URI`` if set (e.g. a tracking server on a cluster),
-  else the config's ``mlflow.tracking_uri``, else ``sqlite:///mlflow.db``;
-  a relative SQLite path is resolved against the workflow's directory.
-- Layout: every job gets one parent run (run name = its ``job_key``, tag
-  ``nystrom_bench.level = "job"``, the job's parameters, the job's result file as
-  its only artifact); every result is a child run of it (tag ``mlflow.parentRunId``,
-  ``nystrom_bench.level = "result"``, no artifact).  With a SQLite store the
-  artifacts go under ``<db dir>/mlartifacts/<study>``.
-- Identity: every run carries the ``job_key`` of the job that made it, every result
-  run a deterministic ``run_key`` (study/dataset/method/kernel/seed, then
-  ``/name=value`` for each of the row's ``coords``, e.g. ``.../seed1/m=300/lam=1e-15``);
-  coords are logged as params too, so the MLflow UI can filter on them.
-- Idempotent: logging a job first deletes the active runs (parent and children)
-  with its ``job_key``, so re-running a job replaces its runs instead of
-  duplicating them; :func:`prune` deletes the runs of jobs no longer in a study.
-- Parallel jobs: with a SQLite store, every write happens under an inter-process
-  file lock next to the database (``mlflow.db.lock``): no "database is locked",
-  no lost runs, and the create-experiment race cannot happen.  With a tracking
-  server the race is handled by catching ``RESOURCE_ALREADY_EXISTS``; transient
-  errors are retried with back-off.
-- Non-finite metrics (NaN, inf) are not logged.
+Layout
+------
+- **Store**: ``MLFLOW_TRACKING_URI`` if set (e.g. a tracking server on a cluster), else the config's
+  ``mlflow.tracking_uri``, else ``sqlite:///mlflow.db``; a relative SQLite path is resolved against the
+  workflow's directory.  One experiment per study (config block), tagged as a model-training experiment,
+  its description = the study's title, what it asks, and how to read its runs (:func:`describe`).
+- **Job runs** (tag ``nystrom_bench.level = job``, name ``<job> (job)``): one per workflow job, with the
+  job's config slice as params, its result file (every result row) as the artifact, its data sets as
+  MLflow dataset inputs (name, digest of the arrays, source, shape), and the result file's digest
+  (``nystrom_bench.result_digest``) that makes logging incremental.  Logged after its configuration
+  runs, so the runs table (newest first) shows it as the heading of its runs.
+- **Configuration runs** (``nystrom_bench.level = config``, tag ``job_key`` = their job's), one per
+  (study, data set, method, kernel, seed), named ``boston · adapt_ms · gaussian · seed 0``, identity
+  tag ``run_key`` (``study/dataset/method/kernel/seed<seed>``), each with its data set as a dataset input:
+
+  * params: the identity plus the method's resolved configuration, flat, with the library's names
+    (nested settings dotted: ``split.test_fraction``); values JSON (strings as they are);
+  * the **curve coord** (tag ``nystrom_bench.curve``) is one numeric coord of the study; each metric
+    over it is a metric history, step = the index of the coord's value in the job's sorted grid, and
+    the coord's values are a history of their own under its name (e.g. ``log2_gamma``), so the chart
+    view can draw ``relative_gap`` against step or, with "X axis: metric", against ``log2_gamma``;
+  * the study's **other coords** go into the metric key as ``name:value/`` prefixes, e.g.
+    ``criterion:c_ree/relative_gap`` (the chart view groups keys into sections by that prefix);
+  * headline metrics: a metric without coords is a single value (``test_mse``, ``fit_time``); over a
+    curve of two or more points, ``mean/<key>`` is the mean over the curve (the runs table shows it; a
+    history's own column shows its last point, the largest coord);
+  * params that change along the curve (e.g. ``gamma`` with ``log2_gamma``, GNKR's selected
+    ``best_lambda`` per m) are histories ``<prefix>param.<name>`` when numeric; other such params
+    (lists per point) are only in the job's result table (tag ``nystrom_bench.dropped_params``).
+
+No parent runs: MLflow 3.17's runs table folds child runs under their parent, and its chart view
+draws only the rows on show, so with a parent per job (or per data set x method) a fresh browser
+sees one row per job and empty charts (checked in headless Chromium); runs side by side draw at
+once, and the UI's "Group by" (data set, method, any param) groups them with aggregated values.  A
+parent per (data set, method) would also add 351 runs to the default config (1,709 > 1,500).
+
+Grain per study kind (default config, ``config/config.yaml``: 1,299 configuration runs + 59 job runs,
+against 6,779 result runs + 59 job runs at one run per result row)
+------------------------------------------------------------------------------------------------------
+The curve coord is the first coord of :data:`CURVE_COORDS` that every result of the run has (numeric),
+else the numeric coord with most values; a run without one logs single values.
+
+- ``krr``, ``krc`` (no coords): a run = one fit; single-valued metrics.
+- ``gnkr`` (coord ``m``; σ, λ are selected inside a result, not coords): test RMSE etc. over m;
+  the selected σ/λ per m as ``param.best_sigma`` ... histories.
+- ``consistency`` (coords criterion, log2_gamma, l): the curve is the gap over ``log2_gamma`` (Ding et
+  al.'s Fig. 1), one history per criterion (``criterion:c_ree/relative_gap``): a criterion is a second
+  curve of the same computation, and runs per criterion would double the runs (1,599 > 1,500).  With
+  ``train_sizes`` (``consistency_order``) the curve is over the training size ``l`` (what that block
+  asks: the order of consistency in l), each width a key prefix (``log2_gamma:-3/criterion:c_ree/...``).
+- ``selection`` (coord criterion, categorical): no curve; ``criterion:c_ree/test_mse`` etc.
+- ``integration`` (coords ratio, integration): curves over the landmark ``ratio``, one per integration
+  step (``integration:gsa/test_accuracy``); the exact machine (no ratio) logs single values.
+- ``gen_nystrom`` (coord n_labels): curves over the number of labels.
+- ``scale`` (coords n, m): time, memory and error over ``n`` (the study's question: how they grow with
+  n), one curve per landmark count (``m:1500/fit_time``); m in the run identity would triple the runs
+  of a study whose comparisons are per m anyway.
+
+Guarantees
+----------
+- Batched: a configuration run is ``create_run`` + ``log_batch`` (+ more batches beyond MLflow's 1,000
+  entries) + ``log_inputs`` + ``set_terminated``; a SQLite store is switched to WAL with
+  ``synchronous=NORMAL`` (consistent after a crash, commits without an fsync each).
+- Idempotent and incremental: :func:`log_job` skips a job whose result file (digest) is logged already;
+  otherwise it deletes every active run of that ``job_key`` first and logs the job again; a job run
+  without its digest tag (an interrupted logging) is re-logged next time.  After logging, duplicates of
+  the job's runs (a create retried after a lost reply) are deleted.  :func:`prune` deletes the runs of
+  jobs no longer in a study.
+- Parallel: with a SQLite store every write of a job happens under an inter-process file lock next to
+  the database (``mlflow.db.lock``).  With a tracking server the experiment-creation race is handled by
+  catching ``RESOURCE_ALREADY_EXISTS``; transient errors are retried with back-off.
+- Non-finite metrics: NaN is not logged (the table's empty cell); ±inf is not logged either and is kept
+  in the tag ``nystrom_bench.nonfinite`` so :func:`results_from_mlflow` restores it.
+- Reading back: :func:`results_from_mlflow` turns a study's configuration runs into the tidy table of
+  ``results/<study>/results.csv``.
+- The UI: MLflow 3.17's experiment page takes the experiment kind from the sidebar's workflow type
+  (``WorkflowTypeContext``: the URL parameter ``workflowType``, else the browser's local storage
+  ``mlflow.workflowType``, else ``genai``) and not from the ``mlflow.experimentKind`` tag, so a link
+  without ``?workflowType=machine_learning`` opens the GenAI overview; :func:`ui_link` gives the link to
+  a study's runs table.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import math
+import numbers
 import os
 import random
+import re
 import time
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
-from .results import format_coord
+from .results import ID_COLS, format_coord
 
-__all__ = ["resolve_tracking_uri", "log_job", "run_key", "format_coord", "active_runs", "prune",
-           "LEVEL_TAG"]
+__all__ = ["resolve_tracking_uri", "log_job", "run_key", "run_name", "format_coord", "active_runs", "prune",
+           "results_from_mlflow", "rows_from_frame", "ui_link", "file_digest", "describe", "LEVEL_TAG",
+           "CURVE_COORDS"]
 
 DEFAULT_URI = "sqlite:///mlflow.db"
+#: where ``mlflow ui`` serves a local store by default
+DEFAULT_UI = "http://127.0.0.1:5000"
 LEVEL_TAG = "nystrom_bench.level"
-_PARENT_TAG = "mlflow.parentRunId"
-_ID_PARAMS = ("study", "dataset", "method", "kernel", "seed")
+#: coords that make a curve, in order of preference (see the module docstring)
+CURVE_COORDS = ("n", "l", "n_labels", "m", "ratio", "log2_gamma", "gamma", "lam", "lambda", "sigma")
+#: the layout written by this module; a job logged in another layout is logged again
+LAYOUT = "2"
+_CURVE_TAG, _COORDS_TAG, _STEPS_TAG = "nystrom_bench.curve", "nystrom_bench.coords", "nystrom_bench.steps"
+_VARYING_TAG, _DROPPED_TAG, _NONFINITE_TAG = ("nystrom_bench.varying_params", "nystrom_bench.dropped_params",
+                                              "nystrom_bench.nonfinite")
+_DIGEST_TAG, _LAYOUT_TAG = "nystrom_bench.result_digest", "nystrom_bench.layout"
+_PARAM_LEAF, _MEAN = "param.", "mean/"
 _MAX_PARAM = 6000
+_MAX_PARAMS, _MAX_ENTITIES = 100, 1000  # MLflow's log_batch limits
+_SAFE = re.compile(r"^[\w.\- ]+$")
 log = logging.getLogger(__name__)
 
 
@@ -65,12 +140,30 @@ def _coord_suffix(coords):
 
 
 def run_key(study, dataset, method, kernel, seed, coords=None):
-    """The deterministic identity of one result.
+    """The deterministic identity of a configuration run: ``study/dataset/method/kernel/seed<seed>``.
 
-    ``study/dataset/method/kernel/seed<seed>`` followed by ``/name=value`` for each
-    coordinate in the order of ``coords`` (values through :func:`format_coord`).
+    With ``coords``, ``/name=value`` follows for each (values through :func:`format_coord`): the
+    identity of one result row.
     """
     return f"{study}/{dataset}/{method}/{kernel}/seed{seed}" + _coord_suffix(coords)
+
+
+def run_name(dataset, method, kernel, seed):
+    """The name a configuration run shows in the UI: ``boston · adapt_ms · gaussian · seed 0``."""
+    return f"{dataset} · {method} · {kernel} · seed {seed}"
+
+
+def file_digest(path):
+    """SHA-256 of a file's bytes (what marks a job's result file as logged)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+_TRANSIENT = ("locked", "busy", "temporarily", "connection", "timed out", "timeout", "deadlock",
+              "too many requests", "502", "503", "504")
 
 
 def _retry(fn, what, attempts=8):
@@ -79,15 +172,14 @@ def _retry(fn, what, attempts=8):
             return fn()
         except Exception as exc:  # noqa: BLE001 - retried, then re-raised
             msg = str(exc).lower()
-            transient = "locked" in msg or "busy" in msg or "temporarily" in msg or "connection" in msg
-            if not transient or i == attempts - 1:
+            if not any(t in msg for t in _TRANSIENT) or i == attempts - 1:
                 raise
             delay = min(10.0, 0.2 * 2**i) * (0.5 + random.random())
             log.warning("%s failed (%s); retrying in %.1fs", what, exc, delay)
             time.sleep(delay)
 
 
-#: MLflow 3's UI opens an experiment in its GenAI view ("No traces") unless this tag says otherwise
+#: the experiment kind tag (MLflow 3.17's UI keys its default view on the workflow type instead, see above)
 EXPERIMENT_KIND_TAG, EXPERIMENT_KIND = "mlflow.experimentKind", "custom_model_development"
 #: the tag the UI shows as the experiment's description
 DESCRIPTION_TAG = "mlflow.note.content"
@@ -127,28 +219,55 @@ def _dataset_input(name, info):
     return DatasetInput(ds, tags=[InputTag("mlflow.data.context", str(info.get("context", "train")))])
 
 
-def _clean(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
+def _tune_sqlite(client, db):
+    """WAL journal (readers such as ``mlflow ui`` never block the writer) and ``synchronous=NORMAL`` (no
+    fsync per commit; the database stays consistent after a crash).  Best effort: MLflow internals."""
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(str(db), timeout=60)
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+        finally:
+            con.close()
+    except sqlite3.Error as exc:  # e.g. a reader holds it: logging still works, only slower
+        log.info("could not switch %s to WAL: %s", db, exc)
+    try:
+        from sqlalchemy import event
+
+        engine = client._tracking_client.store.engine
+        if not getattr(engine, "_nystrom_bench_tuned", False):
+            event.listen(engine, "connect", lambda con, _: con.execute("PRAGMA synchronous=NORMAL"))
+            engine.dispose()
+            engine._nystrom_bench_tuned = True
+    except Exception as exc:  # noqa: BLE001 - an MLflow without these internals: default settings
+        log.info("SQLite store left at its default settings: %s", exc)
 
 
 @contextmanager
-def _store(study, tracking_uri):
-    """Yield ``(client, artifact_root)`` while holding the SQLite store's file lock (if any)."""
+def _store(study, tracking_uri, lock=True):
+    """Yield ``(client, artifact_root, lock)``: the client of the store, where a SQLite store keeps the
+    study's artifacts, and the inter-process lock of a SQLite store (a no-op otherwise), held
+    throughout if ``lock`` is true."""
     from filelock import FileLock
     from mlflow.tracking import MlflowClient
 
     uri = tracking_uri or resolve_tracking_uri()
     db = _sqlite_path(uri)
-    lock = nullcontext()
+    file_lock = nullcontext()
     artifact_root = None
     if db is not None:
         db.parent.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(db) + ".lock", timeout=600)
+        file_lock = FileLock(str(db) + ".lock", timeout=600)
         artifact_root = (db.parent / "mlartifacts" / study).as_uri()
-    with lock:
-        yield MlflowClient(tracking_uri=uri), artifact_root
+    with file_lock if lock else nullcontext():
+        if db is not None and lock and not db.exists():
+            for side in ("-wal", "-shm"):  # left by a killed writer before the store was deleted
+                Path(str(db) + side).unlink(missing_ok=True)
+        client = MlflowClient(tracking_uri=uri)
+        if db is not None:
+            _tune_sqlite(client, db)
+        yield client, artifact_root, file_lock
 
 
 def _search_all(client, exp_id, filter_string=""):
@@ -173,129 +292,325 @@ def _delete(client, runs):
     return len(runs)
 
 
-def _params(pairs):
-    from mlflow.entities import Param
+# -- planning: result rows -> configuration runs ----------------------------------------------------
+def _is_number(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
-    return [Param(k, str(v)[:_MAX_PARAM]) for k, v in pairs.items()]
+
+def _missing(v):
+    return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def _result_run(study, res):
-    """``(run_key, run name, params)`` of one result row."""
-    coords = res.get("coords") or {}
-    clash = set(coords) & set(_ID_PARAMS)
+_NAME = re.compile(r"^[A-Za-z_][\w\-]*$")
+
+
+def _flatten(params, prefix=""):
+    """Nested settings as dotted names (``split.test_fraction``); a dict whose keys are no plain names
+    (e.g. ``{"0.5": rmse}``) stays one value."""
+    out = {}
+    for k, v in params.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict) and v and all(isinstance(key, str) and _NAME.match(key) for key in v):
+            out.update(_flatten(v, name + "."))
+        else:
+            out[name] = v
+    return out
+
+
+def _param_text(v):
+    """A param value as MLflow stores it: strings as they are (JSON-quoted if they would read back as
+    something else), everything else as JSON."""
+    if isinstance(v, str):
+        try:
+            json.loads(v)
+        except ValueError:
+            return v[:_MAX_PARAM]
+        return json.dumps(v)[:_MAX_PARAM]
+    return json.dumps(v, default=str)[:_MAX_PARAM]
+
+
+def _param_value(text):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _key_part(name, value):
+    text = format_coord(value)
+    if not _SAFE.match(str(name)) or not _SAFE.match(text):
+        raise ValueError(f"coord {name}={text!r} cannot be part of an MLflow metric key (letters, digits, "
+                         "'_', '-', '.', ' ' only)")
+    return f"{name}:{text}"
+
+
+def _choose_curve(rows, coords):
+    """The run's curve coord: see the module docstring."""
+    present = [c for c in coords
+               if all(_is_number((r.get("coords") or {}).get(c)) and not _missing(r["coords"][c]) for r in rows)]
+    for c in CURVE_COORDS:
+        if c in present:
+            return c
+    if not present:
+        return None
+    return max(present, key=lambda c: (len({float(r["coords"][c]) for r in rows}), -coords.index(c)))
+
+
+def _plan(study, results, coords):
+    """Group result rows into configuration runs: ``[{key, name, identity, params, metrics, tags, rows}]``."""
+    groups = {}
+    for res in results:
+        rc = res.get("coords") or {}
+        clash = set(rc) & set(ID_COLS)
+        if clash:
+            raise ValueError(f"coords may not be named {sorted(clash)}: {res}")
+        ident = (res["dataset"], res["method"], res["kernel"], res["seed"])
+        groups.setdefault(ident, []).append(res)
+    coords = list(coords or [])
+    for res in results:
+        coords += [c for c in (res.get("coords") or {}) if c not in coords]
+    metric_names = {k for res in results for k in res.get("metrics", {})}
+    clash = metric_names & set(coords)
     if clash:
-        raise ValueError(f"coords may not be named {sorted(clash)}: {res}")
-    key = run_key(study, res["dataset"], res["method"], res["kernel"], res["seed"], coords)
-    name = f"{res['dataset']}/{res['method']}/{res['kernel']}/seed{res['seed']}" + _coord_suffix(coords)
-    params = {
-        "study": study, "dataset": res["dataset"], "method": res["method"],
-        "kernel": res["kernel"], "seed": res["seed"], **res.get("params", {}),
-    }
-    for cname, v in coords.items():
-        if cname in params and str(params[cname]) != format_coord(v) and params[cname] != v:
-            log.warning("%s: param %s=%r differs from coord %s=%r; logging the coord",
-                        key, cname, params[cname], cname, v)
-        params[cname] = format_coord(v)
-    return key, name, params
+        raise ValueError(f"coords {sorted(clash)} are also metric names; rename one")
+    # the job's grid of each coord: a step is a value's index in it (the same for every run of the job)
+    grids = {}
+    for c in coords:
+        vals = {float(v) for res in results for v in [(res.get("coords") or {}).get(c)] if _is_number(v)
+                and not _missing(v)}
+        grids[c] = {v: i for i, v in enumerate(sorted(vals))}
+
+    plans = []
+    for (dataset, method, kernel, seed), rows in groups.items():
+        curve = _choose_curve(rows, coords)
+        flat = [_flatten(r.get("params", {})) for r in rows]
+        names = list(dict.fromkeys(k for f in flat for k in f))
+        common, varying = {}, {}
+        for name in names:
+            texts = {_param_text(f[name]) if name in f else None for f in flat}
+            if len(texts) == 1 and None not in texts:
+                common[name] = texts.pop()
+            else:
+                varying[name] = [f.get(name) for f in flat]
+        numeric = {n: ("int" if all(isinstance(v, numbers.Integral) for v in vs if v is not None) else "float")
+                   for n, vs in varying.items()
+                   if all(v is None or _is_number(v) for v in vs) and any(v is not None for v in vs)}
+        dropped = sorted(set(varying) - set(numeric))
+        params = {"study": study, "dataset": dataset, "method": method, "kernel": kernel, "seed": str(seed)}
+        for name, text in common.items():
+            params[_PARAM_LEAF + name if name in params else name] = text
+
+        metrics, nonfinite, seen, curve_points = [], {}, set(), {}
+        for res, f in zip(rows, flat, strict=True):
+            rc = res.get("coords") or {}
+            step = grids[curve][float(rc[curve])] if curve else 0
+            if curve:
+                curve_points[step] = float(rc[curve])
+            prefix = "".join(_key_part(c, rc[c]) + "/" for c in coords
+                             if c != curve and c in rc and not _missing(rc[c]))
+            if (prefix, step) in seen:
+                log.warning("%s: two results at %s step %d (the same identity and coords); both logged",
+                            run_key(study, dataset, method, kernel, seed), prefix or "(no prefix)", step)
+            seen.add((prefix, step))
+            values = dict(res.get("metrics", {}))
+            values.update({_PARAM_LEAF + n: f[n] for n in numeric if f.get(n) is not None})
+            for k, v in values.items():
+                if v is None:
+                    continue
+                v = float(v)
+                if math.isfinite(v):
+                    metrics.append((prefix + k, v, step))
+                elif not math.isnan(v):
+                    nonfinite[f"{prefix}{k}@{step}"] = repr(v)
+        if curve:
+            metrics += [(curve, v, s) for s, v in sorted(curve_points.items())]
+        if len(curve_points) >= 2:
+            by_key = {}
+            for k, v, _ in metrics:
+                if k != curve and not k.rsplit("/", 1)[-1].startswith(_PARAM_LEAF):
+                    by_key.setdefault(k, []).append(v)
+            metrics += [(_MEAN + k, sum(vs) / len(vs), 0) for k, vs in by_key.items()]
+        tags = {LEVEL_TAG: "config", "run_key": run_key(study, dataset, method, kernel, seed),
+                _COORDS_TAG: json.dumps(coords), _CURVE_TAG: curve or "", _STEPS_TAG: str(len(curve_points)),
+                _LAYOUT_TAG: LAYOUT}
+        if numeric:
+            tags[_VARYING_TAG] = json.dumps(numeric)
+        if dropped:
+            tags[_DROPPED_TAG] = json.dumps(dropped)
+        if nonfinite:
+            tags[_NONFINITE_TAG] = json.dumps(nonfinite)
+        plans.append({"key": tags["run_key"], "name": run_name(dataset, method, kernel, seed), "dataset": dataset,
+                      "params": params, "metrics": metrics, "tags": tags, "curve": curve})
+    return plans
+
+
+def describe(plans_or_curves, metrics=None):
+    """How to read a study's runs (appended to the experiment description): the grain, the curve and
+    the key prefixes, and ``metrics`` (``{name: (label, lower_is_better)}``) explained."""
+    curves = sorted({p["curve"] for p in plans_or_curves if p.get("curve")})
+    keyed = sorted({k.split(":", 1)[0] for p in plans_or_curves for k, _, _ in p["metrics"] if ":" in k
+                    and not k.startswith(_MEAN)})
+    lines = ["How to read the runs: one run per data set x method x kernel x seed, named "
+             "'data set · method · kernel · seed', grouped under the run of the job that made them "
+             "(its artifact: every result row)."]
+    if curves:
+        lines.append(f"Curves over {', '.join(curves)} are metric histories: open a run's Model metrics, or "
+                     f"the Chart view (X axis: Step, or the metric {' / '.join(curves)} itself); step i is the "
+                     "i-th smallest value. mean/<metric> is the mean over the curve.")
+    if keyed:
+        lines.append(f"Metric keys start with the other coords ({', '.join(keyed)}), e.g. 'criterion:c_ree/...'; "
+                     "the Chart view groups them into sections by that prefix.")
+    if metrics:
+        lines.append("Metrics: " + "; ".join(f"{k} = {label} ({'lower' if low else 'higher'} is better)"
+                                             for k, (label, low) in metrics.items()) + ".")
+    return "\n\n".join(lines)
+
+
+def _batches(params, metrics):
+    """log_batch payloads within MLflow's limits (100 params, 1,000 entities a call)."""
+    out = []
+    params, metrics = list(params), list(metrics)
+    while params or metrics or not out:
+        p, params = params[:_MAX_PARAMS], params[_MAX_PARAMS:]
+        m, metrics = metrics[: _MAX_ENTITIES - len(p)], metrics[_MAX_ENTITIES - len(p):]
+        out.append((p, m))
+        if not params and not metrics:
+            break
+    return out
+
+
+def _logged_job(client, exp_id, job_key, digest, n_runs):
+    """The configuration run ids of ``job_key`` if it is logged complete from a result file with
+    ``digest``, else None."""
+    runs = _search_all(client, exp_id, f"tags.job_key = '{job_key}'")
+    jobs = [r for r in runs if r.data.tags.get(LEVEL_TAG) == "job"]
+    children = [r for r in runs if r.data.tags.get(LEVEL_TAG) == "config"]
+    if (len(jobs) == 1 and jobs[0].data.tags.get(_DIGEST_TAG) == digest
+            and jobs[0].data.tags.get(_LAYOUT_TAG) == LAYOUT and len(children) == n_runs
+            and len(children) + 1 == len(runs)):
+        return {r.data.tags.get("run_key"): r.info.run_id for r in children}
+    return None
 
 
 def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=None, job_params=None,
-            description=None, datasets=None):
-    """Log the results of one workflow job to MLflow, replacing any earlier runs of that job.
-
-    Creates one parent run for the job and one child run per result.
+            description=None, datasets=None, coords=None, metrics_info=None, digest=None):
+    """Log one workflow job: a job run and one configuration run per (data set, method, kernel, seed).
 
     Parameters
     ----------
     study : str
         Experiment name.
     job_key : str
-        Identity of the job (e.g. ``"krr/diabetes"``); its old runs (parent and
-        children) are deleted first.
+        Identity of the job (e.g. ``"krr/diabetes"``); its old runs (job and configuration runs) are
+        deleted first -- unless it is logged already from the same result file (``digest``).
     results : list of dict
-        One dict per result with keys ``dataset, method, kernel, seed``, optionally
-        ``coords`` (dict name -> value, part of the ``run_key`` and logged as params),
-        ``params`` (dict) and ``metrics`` (dict of floats; non-finite ones are skipped).
+        Result rows ``{dataset, method, kernel, seed, coords?, params?, metrics}`` (see
+        :mod:`nystrom_bench.results`; :func:`rows_from_frame` makes them from a result table).
     result_file : path, optional
-        Logged as the only artifact, of the parent run.
+        The job's result table, the job run's artifact; its digest marks the job as logged.
     tags : dict, optional
-        Extra tags for every run, parent and children (git commit, config hash, versions);
-        they cannot override the level, parent, ``run_key`` or ``job_key`` tags.
+        Extra tags for every run (git commit, config hash, versions); they cannot override this
+        module's tags.
     job_params : dict, optional
-        Params of the parent run (values stringified, cut to 6000 characters).
+        Params of the job run (values stringified, cut to 6000 characters).
     description : str, optional
-        The experiment's description (shown on its page in the UI).
+        The experiment's description; :func:`describe` of the runs is appended.
     datasets : dict, optional
-        ``{data set name: {"digest", "source", ...}}``: the job run gets them as MLflow dataset inputs
-        (the UI's Dataset column and filter on the runs table); result runs carry ``params.dataset``.
+        ``{data set name: {"digest", "source", "source_type", "schema"}}``: MLflow dataset inputs of
+        the job run and of each configuration run on that data set.
+    coords : sequence of str, optional
+        The study's coords in their order (default: as they appear in the rows).
+    metrics_info : dict, optional
+        ``{metric: (label, lower_is_better)}`` for the description.
+    digest : str, optional
+        The result file's digest (default: computed from ``result_file``).
 
     Returns
     -------
     list of str
-        The ids of the result (child) runs, in the order of ``results``.
+        The ids of the configuration runs, in the order their identities first appear in ``results``.
     """
-    from mlflow.entities import Metric
+    from mlflow.entities import Metric, Param
 
-    prepared = [_result_run(study, res) for res in results]
-    keys = [key for key, _, _ in prepared]
-    if len(set(keys)) != len(keys):
-        dup = sorted({k for k in keys if keys.count(k) > 1})
-        log.warning("job %s logs %d results under duplicate run_keys (add coords?): %s",
-                    job_key, len(keys) - len(set(keys)), dup[:5])
+    plans = _plan(study, results, coords)
     extra = {k: str(v) for k, v in (tags or {}).items()}
-    with _store(study, tracking_uri) as (client, artifact_root):
+    if digest is None and result_file is not None:
+        digest = file_digest(result_file)
+    if description is not None:
+        description = f"{description}\n\n{describe(plans, metrics_info)}".strip()
+    with _store(study, tracking_uri) as (client, artifact_root, _):
         exp_id = _retry(lambda: _experiment_id(client, study, artifact_root, description), "create experiment")
-        inputs = {name: _dataset_input(name, info) for name, info in (datasets or {}).items()}
+        if digest is not None:
+            done = _logged_job(client, exp_id, job_key, digest, len(plans))
+            if done is not None and set(done) == {p["key"] for p in plans}:
+                log.info("%s: logged already (result digest %s)", job_key, digest[:12])
+                return [done[p["key"]] for p in plans]
         _delete(client, _search_all(client, exp_id, f"tags.job_key = '{job_key}'"))
 
-        parent_tags = {**extra, LEVEL_TAG: "job", "job_key": job_key}
-        parent = _retry(
-            lambda: client.create_run(exp_id, run_name=job_key, tags=parent_tags), "create job run"
-        ).info.run_id
-        # the job run carries its data sets (the UI lists job runs, their results fold under them); not each
-        # result run: one more store transaction per row took the tracking cost from 42 to 79 ms per row
-        if inputs:
-            _retry(lambda: client.log_inputs(parent, datasets=list(inputs.values())), "log job datasets")
-        if job_params:
-            _retry(lambda: client.log_batch(parent, params=_params(job_params)), "log job params")
-        if result_file is not None:
-            _retry(lambda: client.log_artifact(parent, str(result_file)), "log artifact")
-
+        inputs = {name: _dataset_input(name, info) for name, info in (datasets or {}).items()}
         run_ids = []
         now = int(time.time() * 1000)
-        for res, (key, name, params) in zip(results, prepared, strict=True):
-            run_tags = {**extra, LEVEL_TAG: "result", _PARENT_TAG: parent, "run_key": key,
-                        "job_key": job_key}
-            rid = _retry(
-                lambda run_tags=run_tags, name=name: client.create_run(exp_id, run_name=name, tags=run_tags),
-                "create run",
-            ).info.run_id
-            metrics = [
-                Metric(k, float(v), now, 0)
-                for k, v in res.get("metrics", {}).items()
-                if _clean(float(v)) is not None
-            ]
-            _retry(
-                lambda rid=rid, params=params, metrics=metrics: client.log_batch(
-                    rid, metrics=metrics, params=_params(params)
-                ),
-                "log batch",
-            )
+        for plan in plans:
+            run_tags = {**extra, **plan["tags"], "job_key": job_key}
+            rid = _retry(lambda run_tags=run_tags, plan=plan: client.create_run(
+                exp_id, run_name=plan["name"], tags=run_tags), "create run").info.run_id
+            params = [Param(k, v) for k, v in plan["params"].items()]
+            metrics = [Metric(k, v, now, s) for k, v, s in plan["metrics"]]
+            for p, m in _batches(params, metrics):
+                _retry(lambda rid=rid, p=p, m=m: client.log_batch(rid, metrics=m, params=p), "log batch")
+            if plan["dataset"] in inputs:
+                _retry(lambda rid=rid, plan=plan: client.log_inputs(rid, datasets=[inputs[plan["dataset"]]]),
+                       "log datasets")
             _retry(lambda rid=rid: client.set_terminated(rid, "FINISHED"), "finish run")
             run_ids.append(rid)
-        _retry(lambda: client.set_terminated(parent, "FINISHED"), "finish job run")
+
+        # the job run last: the runs table (newest first) shows it above its runs, as their heading
+        job_tags = {**extra, LEVEL_TAG: "job", "job_key": job_key, _LAYOUT_TAG: LAYOUT}
+        job_name = f"{job_key.split('/', 1)[-1]} (job)"
+        job = _retry(lambda: client.create_run(exp_id, run_name=job_name, tags=job_tags), "create job run").info.run_id
+        if inputs:
+            _retry(lambda: client.log_inputs(job, datasets=list(inputs.values())), "log job datasets")
+        if job_params:
+            _retry(lambda: client.log_batch(job, params=[Param(k, str(v)[:_MAX_PARAM])
+                                                         for k, v in job_params.items()]), "log job params")
+        if result_file is not None:
+            _retry(lambda: client.log_artifact(job, str(result_file)), "log artifact")
+        # a create retried after a lost reply may have made a run twice: keep only ours
+        extra_runs = [r for r in _search_all(client, exp_id, f"tags.job_key = '{job_key}'")
+                      if r.info.run_id not in {job, *run_ids}]
+        if extra_runs:
+            log.warning("%s: deleting %d duplicate runs", job_key, _delete(client, extra_runs))
+        if digest is not None:  # last: marks the job as logged complete
+            _retry(lambda: client.set_tag(job, _DIGEST_TAG, digest), "tag job run")
+        _retry(lambda: client.set_terminated(job, "FINISHED"), "finish job run")
     return run_ids
+
+
+def rows_from_frame(df, coords=()):
+    """Result rows (dicts, as :func:`log_job` takes them) from a tidy result table."""
+    rows = []
+    metric_cols = [c for c in df.columns if c not in (*ID_COLS, *coords, "params")]
+    for rec in df.to_dict("records"):
+        rc = {c: rec[c] for c in coords if c in rec and not _missing(rec[c])}
+        rc = {c: (int(v) if _is_number(v) and float(v).is_integer() and not isinstance(v, int) else v)
+              for c, v in rc.items()}
+        seed = rec["seed"]
+        rows.append({"dataset": rec["dataset"], "method": rec["method"], "kernel": rec["kernel"],
+                     "seed": int(seed) if _is_number(seed) else seed, "coords": rc,
+                     "params": json.loads(rec["params"]) if isinstance(rec.get("params"), str) else {},
+                     "metrics": {m: rec[m] for m in metric_cols if not _missing(rec[m])}})
+    return rows
 
 
 def prune(study, keep_job_keys, tracking_uri=None):
     """Delete the active runs of ``study`` whose ``job_key`` is not in ``keep_job_keys``.
 
-    Parents and children go alike; runs without a ``job_key`` tag are left alone.
-    Used when a data set leaves a study.  Returns the number of runs deleted (0 if
-    the experiment does not exist; a deleted experiment is not restored).
+    Job and configuration runs go alike; runs without a ``job_key`` tag are left alone.  Used when a
+    data set leaves a study.  Returns the number of runs deleted (0 if the experiment does not exist;
+    a deleted experiment is not restored).
     """
     keep = set(keep_job_keys)
-    with _store(study, tracking_uri) as (client, _):
+    with _store(study, tracking_uri) as (client, _, _lock):
         exp = _retry(lambda: client.get_experiment_by_name(study), "get experiment")
         if exp is None:
             return 0
@@ -304,11 +619,11 @@ def prune(study, keep_job_keys, tracking_uri=None):
         return _delete(client, stale)
 
 
-def active_runs(study, tracking_uri=None, level="result"):
+def active_runs(study, tracking_uri=None, level="config"):
     """Active runs of the experiment ``study`` as a pandas DataFrame (empty if none).
 
-    ``level="result"`` (default): the result runs (runs without a level tag, from
-    older stores, count as results); ``level="job"``: the job (parent) runs;
+    ``level="config"`` (default): the configuration runs (``"result"``, the per-row runs of older
+    stores, and runs without a level tag count as these); ``level="job"``: the job runs;
     ``level=None``: all active runs.
     """
     import mlflow
@@ -323,5 +638,140 @@ def active_runs(study, tracking_uri=None, level="result"):
     if level is None or runs.empty:
         return runs
     col = f"tags.{LEVEL_TAG}"
-    levels = runs[col].fillna("result") if col in runs else pd.Series("result", index=runs.index)
-    return runs[levels == level].reset_index(drop=True)
+    levels = runs[col].fillna("config") if col in runs else pd.Series("config", index=runs.index)
+    levels = levels.replace("result", "config")
+    return runs[levels == ("config" if level == "result" else level)].reset_index(drop=True)
+
+
+def _coord_value(text):
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _unflatten(params):
+    out = {}
+    for k, v in params.items():
+        node, *path = k.split(".")
+        target = out
+        for part in [node, *path][:-1]:
+            target = target.setdefault(part, {})
+            if not isinstance(target, dict):  # a dotted name that was no nesting
+                target = None
+                break
+        if target is None:
+            out[k] = v
+        else:
+            target[[node, *path][-1]] = v
+    return out
+
+
+def _histories(client, run, keys):
+    """``{key: [(value, step), ...]}`` of a run's metric histories."""
+    return {k: [(m.value, m.step) for m in _retry(lambda k=k: client.get_metric_history(run.info.run_id, k),
+                                                  "metric history")] for k in keys}
+
+
+def results_from_mlflow(study, tracking_uri=None):
+    """The tidy result table of ``study`` rebuilt from its MLflow configuration runs.
+
+    The same rows, coords and metrics as ``results/<study>/results.csv`` (column order aside; rows
+    sorted by identity and coords as there), with ``params`` as JSON: the run's params plus the numeric
+    params that vary along a curve.  Params that vary along a curve and are no numbers (tag
+    ``nystrom_bench.dropped_params``) are only in the job's result table, the artifact of its job run.
+    Works on a local store and against a tracking server; an empty DataFrame if the study has no runs.
+    """
+    import pandas as pd
+
+    with _store(study, tracking_uri, lock=False) as (client, _, _lock):
+        exp = _retry(lambda: client.get_experiment_by_name(study), "get experiment")
+        if exp is None:
+            return pd.DataFrame()
+        runs = [r for r in _search_all(client, exp.experiment_id)
+                if r.data.tags.get(LEVEL_TAG) == "config" and r.data.tags.get(_LAYOUT_TAG) == LAYOUT]
+        records, coords = [], []
+        for run in runs:
+            t, p = run.data.tags, run.data.params
+            run_coords = json.loads(t.get(_COORDS_TAG, "[]"))
+            coords += [c for c in run_coords if c not in coords]
+            curve = t.get(_CURVE_TAG) or None
+            keys = [k for k in run.data.metrics if not k.startswith(_MEAN)]
+            if int(t.get(_STEPS_TAG, "0")) > 1:
+                hist = _histories(client, run, keys)
+            else:
+                hist = {k: [(run.data.metrics[k], 0)] for k in keys}
+            for where, text in json.loads(t.get(_NONFINITE_TAG, "{}")).items():
+                key, _, step = where.rpartition("@")
+                hist.setdefault(key, []).append((float(text), int(step)))
+            curve_at = {s: v for v, s in hist.pop(curve, [])} if curve else {}
+            varying = json.loads(t.get(_VARYING_TAG, "{}"))
+            base = {"study": study, "dataset": p["dataset"], "method": p["method"], "kernel": p["kernel"],
+                    "seed": _coord_value(p["seed"])}
+            common = {}
+            for k, v in p.items():
+                if k in base:
+                    continue
+                common[k[len(_PARAM_LEAF):] if k.startswith(_PARAM_LEAF) and k[len(_PARAM_LEAF):] in base
+                       else k] = _param_value(v)
+            rows = {}
+            for key, points in hist.items():
+                *prefix, leaf = key.split("/")
+                for value, step in points:
+                    row = rows.setdefault((tuple(prefix), step), {"metrics": {}, "params": {}})
+                    if leaf.startswith(_PARAM_LEAF):
+                        name = leaf[len(_PARAM_LEAF):]
+                        row["params"][name] = int(value) if varying.get(name) == "int" else value
+                    else:
+                        row["metrics"][leaf] = value
+            for (prefix, step), row in rows.items():
+                rec = dict(base)
+                if curve:
+                    v = curve_at[step]
+                    rec[curve] = int(v) if float(v).is_integer() else v
+                for part in prefix:
+                    name, _, text = part.partition(":")
+                    rec[name] = _coord_value(text)
+                rec.update(row["metrics"])
+                rec["params"] = json.dumps(_unflatten({**common, **row["params"]}), sort_keys=True, default=str)
+                records.append(rec)
+    if not records:
+        return pd.DataFrame()
+    df = pd.DataFrame.from_records(records)
+    for c in coords:
+        if c not in df:
+            df[c] = float("nan")
+    metric_cols = [c for c in df.columns if c not in (*ID_COLS, *coords, "params")]
+    df = df[[*ID_COLS, *coords, *metric_cols, "params"]]
+    return df.sort_values([*ID_COLS, *coords], na_position="first").reset_index(drop=True)
+
+
+def ui_link(study, tracking_uri=None, ui=None):
+    """The link that opens ``study``'s runs table in the MLflow UI (None if the study has no experiment).
+
+    ``ui``: where the UI is served (default: the tracking server itself, or ``mlflow ui``'s
+    http://127.0.0.1:5000 for a local store).  The link names the runs tab and
+    ``workflowType=machine_learning``: without it MLflow 3.17 opens the GenAI overview (module docstring).
+    """
+    from mlflow.tracking import MlflowClient
+
+    uri = tracking_uri or resolve_tracking_uri()
+    if ui is None:
+        ui = uri if uri.startswith(("http://", "https://")) else DEFAULT_UI
+    exp = _retry(lambda: MlflowClient(tracking_uri=uri).get_experiment_by_name(study), "get experiment")
+    if exp is None:
+        return None
+    return f"{ui.rstrip('/')}/#/experiments/{exp.experiment_id}/runs?workflowType=machine_learning"
+
+
+if __name__ == "__main__":  # python -m nystrom_bench.tracking [tracking URI]: every study's runs-table link
+    import sys
+
+    from mlflow.tracking import MlflowClient
+
+    _uri = sys.argv[1] if len(sys.argv) > 1 else resolve_tracking_uri()
+    for _exp in MlflowClient(tracking_uri=_uri).search_experiments():
+        if _exp.name != "Default":
+            print(f"{_exp.name}: {ui_link(_exp.name, _uri)}")
