@@ -282,24 +282,36 @@ def _md_cell(v):
 
 
 def markdown(found, ledger, provenance_line=""):
-    """The findings as Markdown (``reports/FINDINGS.md``)."""
+    """The findings as Markdown (``reports/FINDINGS.md``): verdicts per paper, headline claims, answers,
+    the practitioner's guide, then every claim (the README's snapshot stops before that last part)."""
+    def table(df, cols):
+        rows = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        rows += ["| " + " | ".join(_md_cell(r[c]) for c in cols) + " |" for _, r in df.iterrows()]
+        return rows
+
     out = ["# Findings", ""]
     if provenance_line:
         out += [f"_{provenance_line}_", ""]
     counts = ", ".join(f"{n} {v}" for v, n in found["counts"].items())
-    out += [f"**{len(ledger)} claims of the five papers and of this project: {counts}.**", "",
-            "| paper | claim | where | paper | ours | verdict |", "|---|---|---|---|---|---|"]
-    for _, c in ledger.iterrows():
-        out.append("| " + " | ".join(_md_cell(c[k]) for k in ("paper", "claim", "where", "paper_value", "ours",
-                                                              "verdict")) + " |")
+    out += [f"**{len(ledger)} claims of the five papers and of this project: {counts}.** Each verdict comes "
+            "from the paired test (or count, or tolerance) its claim declares in "
+            "`src/nystrom_bench/papers/<paper>.yaml`.", ""]
+    if len(ledger):
+        bp = by_paper(ledger)
+        out += table(bp, list(bp.columns)) + ["", "Headline claims tested in this run:", ""]
+        out += table(headline(ledger).fillna(""), ["paper", "claim", "where", "paper_value", "ours", "verdict"])
     out += ["", "## Answers", ""]
     for a in found["answers"]:
-        out += [f"**{a['question']}**", ""] + [f"- {line}" for line in a["lines"]] + [""]
-    out += ["## Practitioner's guide", "", "| task | n | budget | use | evidence | library call |",
-            "|---|---|---|---|---|---|"]
-    for r in found["guide"]:
-        out.append("| " + " | ".join(_md_cell(r[k]) for k in ("task", "n", "budget", "use", "evidence")) +
-                   f" | `{r['call']}` |")
+        out += [f"**{a['question']}**", ""] + [f"- {line}" for line in a["lines"] if not line.startswith("Claim (")]
+        out += [""]
+    out += ["## Practitioner's guide", ""]
+    guide = pd.DataFrame(found["guide"])
+    if len(guide):
+        out += table(guide.assign(call=guide["call"].map(lambda c: f"`{c}`")),
+                     ["task", "n", "budget", "use", "evidence", "call"])
+    out += ["", SNAPSHOT_CUT, "", "## All claims", ""]
+    if len(ledger):
+        out += table(ledger.fillna(""), ["paper", "claim", "where", "paper_value", "ours", "verdict", "test"])
     return "\n".join(out) + "\n"
 
 
@@ -413,16 +425,20 @@ def summary_pdf(ledger_csv, result_csvs, infos, title, out_pdf, findings_md=None
 
 
 SNAPSHOT_START, SNAPSHOT_END = "<!-- findings:start -->", "<!-- findings:end -->"
+#: where the README's snapshot of FINDINGS.md stops (the full ledger stays in reports/FINDINGS.md)
+SNAPSHOT_CUT = "<!-- snapshot ends here -->"
 
 
 def snapshot_readme(findings_md, readme="README.md"):
     """Put the findings of ``findings_md`` into ``readme`` between the snapshot markers (headings
-    one level down), replacing the last snapshot; the README then shows the run it came from."""
-    text = Path(findings_md).read_text(encoding="utf-8")
+    one level down, up to the full ledger), replacing the last snapshot; the README then shows the run it
+    came from and points to the full ledger."""
+    text = Path(findings_md).read_text(encoding="utf-8").split(SNAPSHOT_CUT)[0]
     body = "\n".join(("#" + ln if ln.startswith("#") else ln) for ln in text.splitlines()[1:]).strip()
     doc = Path(readme).read_text(encoding="utf-8")
     if SNAPSHOT_START not in doc or SNAPSHOT_END not in doc:
         raise ValueError(f"{readme} has no findings snapshot markers ({SNAPSHOT_START} ... {SNAPSHOT_END})")
     head, rest = doc.split(SNAPSHOT_START, 1)
     _old, tail = rest.split(SNAPSHOT_END, 1)
-    Path(readme).write_text(f"{head}{SNAPSHOT_START}\n{body}\n{SNAPSHOT_END}{tail}", encoding="utf-8")
+    more = "\n\nEvery claim with its test and evidence: `reports/FINDINGS.md` and `results/claims.csv` after a run."
+    Path(readme).write_text(f"{head}{SNAPSHOT_START}\n{body}{more}\n{SNAPSHOT_END}{tail}", encoding="utf-8")
