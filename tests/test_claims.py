@@ -176,3 +176,11 @@ def test_a_malformed_claim_does_not_take_the_ledger_down():
     out = claims.ledger([_claim(rule="better", metric="nope", a="a", b="b")], {"toy": _frame({"a": 0.0, "b": 0.0})},
                         {"toy": INFO})
     assert out.loc[0, "verdict"] == "not testable" and "could not be evaluated" in out.loc[0, "evidence"]
+
+
+def test_a_claim_may_name_several_blocks_and_uses_the_first_that_ran():
+    c = {**_claim(rule="better", metric="err", a="a", b="b"), "study": ["labels_quick", "toy"]}
+    out = claims.ledger([c], {"toy": _frame({"a": -0.05, "b": 0.0})}, {"toy": INFO})
+    assert out.loc[0, "study"] == "toy" and out.loc[0, "verdict"] == "reproduced"
+    out = claims.ledger([c], {}, {})
+    assert out.loc[0, "study"] == "labels_quick" and out.loc[0, "verdict"] == "not run"

@@ -113,8 +113,9 @@ def test_lan_aij2017_and_own_claims_name_blocks_methods_and_metrics_of_the_defau
         for c in papers.load(key)["claims"]:
             if c.get("not_testable"):
                 continue
-            block = blocks[c["study"]]
-            info = jobs.analysis_info(studies.get(block.get("kind", c["study"])), block)
+            name = next(b for b in ([c["study"]] if isinstance(c["study"], str) else c["study"]) if b in blocks)
+            block = blocks[name]
+            info = jobs.analysis_info(studies.get(block.get("kind", name)), block)
             assert c["metric"] in info["metrics"] and c.get("metric_b", c["metric"]) in info["metrics"], c["id"]
             if c.get("column", "method") == "method" and not c.get("metric_b"):
                 named = [*([c["a"]] if "a" in c else []), *c.get("b", [])]

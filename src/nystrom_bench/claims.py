@@ -16,6 +16,28 @@ workflow stage that writes ``results/claims.csv``.  Verdicts are computed, never
 ``not run``
     the claim's study block is not in this configuration.
 
+A claim in ``papers/<key>.yaml`` (one list item under ``claims:``)::
+
+    - id: adapt_ms_smaller_gap            # unique within the file
+      claim: "One sentence: what the paper claims."
+      where: "Fig. 1"                      # where the paper states or shows it
+      paper_value: "what the paper reports, as text"
+      study: consistency                   # the block that tests it (or a list: the first that ran)
+      rule: better                         # see below
+      metric: relative_gap                 # a metric of that study (metric_b: a second one, same rows)
+      column: method                       # whose values a and b are (default method)
+      a: adapt_ms
+      b: [uniform, colnorm]
+      filter: {criterion: c_ree}           # optional: rows kept, column -> value or list
+      datasets: [boston]                   # optional: these data sets only (absent: not testable)
+      transform: {slope: l, mean_over: [log2_gamma]}   # optional (below)
+      paper_number: 0.029                  # matches_value
+      tolerance: 0.2                       # matches_value / no_worse / equivalent
+      p: 0.5                               # slope_below: the threshold on the slope
+      answers: [sampler]                   # optional: the findings question(s) it bears on
+      not_testable: "reason"               # instead of a rule, where the evidence cannot be had
+      note: "the paper's definition, how its number was read, caveats"
+
 Rules (``rule:``), each on the rows left after ``filter``/``datasets`` and an optional
 ``transform``; ``column`` (default ``method``) names the column whose values ``a`` and ``b``
 are -- a method, a coord such as ``integration`` or ``m``, the ``kernel`` -- and a result
@@ -431,10 +453,15 @@ def ledger(claims, tables, infos):
     """The claims ledger as a DataFrame (:data:`COLUMNS`).
 
     ``tables``: ``{study block: result DataFrame}`` for the blocks that ran; ``infos``:
-    ``{study block: analysis info}``.  A claim whose block is absent gets ``not run``.
+    ``{study block: analysis info}``.  A claim's ``study`` may be a list of blocks (e.g. the default
+    config's and paper.yaml's names for one experiment): the first that ran is used.  A claim whose
+    blocks are all absent gets ``not run``.
     """
     rows = []
     for c in claims:
+        # a claim may name several blocks (the default config's and paper.yaml's): the first that ran
+        blocks = _as_list(c["study"])
+        c = {**c, "study": next((b for b in blocks if b in tables), blocks[0])}
         try:
             rows.append(evaluate(c, tables.get(c["study"]), infos.get(c["study"])))
         except (ValueError, KeyError) as exc:  # a malformed claim must not take the ledger down
