@@ -225,6 +225,15 @@ def _guide(tables, infos):
                      "evidence": f"krc test accuracy: {said(clf)}; integration: mode {said(clf_mode)}",
                      "call": f'KRRClassifier(n_landmarks=100, sampler="{_sampler_name(csampler)}", '
                              f'mode="{cmode}", gamma="median")'})
+    for study, metric, task, where in (("integration", "test_accuracy", "classification", {"integration": "lla"}),
+                                       ("integration_krr", "test_mse", "regression", {"integration": "lla"})):
+        r = smallest_budget(tables.get(study), infos.get(study) or {}, metric, "ratio", where)
+        if r:
+            rows.append({"task": f"landmark count ({task})", "n": "any", "budget": "m = ratio x n",
+                         "use": f"m = {r['value']:g} n" + (" (the largest tested)" if r["value"] == r["largest"]
+                                                            else f": within 1% of {r['largest']:g} n or better"),
+                         "evidence": f"{study} {metric}, LLA: {r['evidence']}",
+                         "call": f"n_landmarks=int({r['value']:g} * n)"})
     among = ["accurate", "mcm", "nystrom", "cv5"]
     for metric in ("test_accuracy", "test_mse"):
         sel = winner("selection", metric, "method", among)
@@ -252,6 +261,34 @@ def _guide(tables, infos):
                               f'selection.criterion_path(X, y, gammas, "{"exact" if fastest == "accurate" else fastest}",'
                               ' "ree")')})
     return rows
+
+
+def smallest_budget(df, info, metric, coord, where=None, tolerance=0.01):
+    """The smallest value of ``coord`` (e.g. the landmark ratio) whose ``metric`` is not significantly
+    worse (Wilcoxon, 5%) than at the largest value, or worse by less than ``tolerance`` (median, relative).
+    Returns ``{"value", "largest", "evidence"}`` or None."""
+    if df is None or metric not in df or coord not in df or metric not in (info.get("metrics") or {}):
+        return None
+    lower = bool(info["metrics"][metric][1])
+    sub = df[df[coord].notna()]
+    values = sorted(sub[coord].unique())
+    if len(values) < 2:
+        return None
+    largest = values[-1]
+    parts = []
+    for v in values[:-1]:
+        r = rank_methods(sub, metric, lower, [v, largest], coord, _blocks(info, coord), where)
+        if r is None:
+            continue
+        largest_wins = str(r["best"]) == str(largest)
+        change = -r["effect"] if largest_wins else r["effect"]  # v against the largest value (approximately)
+        worse = largest_wins and r["p"] < 0.05 and (not math.isfinite(change) or abs(change) > tolerance)
+        verdict = "worse" if worse else "within 1%" if r["p"] < 0.05 else "no significant loss"
+        parts.append(f"{v:g} n: {verdict} (median {change * 100:+.1f}% "
+                     f"against {largest:g} n, p = {_p(r['p'])})")
+        if not worse:
+            return {"value": float(v), "largest": float(largest), "evidence": "; ".join(parts)}
+    return {"value": float(largest), "largest": float(largest), "evidence": "; ".join(parts) or "one value"}
 
 
 _SAMPLERS = {"uniform": "uniform", "kmeans": "kmeans", "rls": "ridge_leverage", "leverage": "leverage",
