@@ -10,8 +10,9 @@ Every kernel is a small object with
 - ``kern.gram_mv(X, Z, V)`` -- ``C^T (C V)`` with ``C = K(X, Z)``, one fused pass, C never held.
 
 Precision: ``kern.astype("float32")`` (or ``make(..., dtype="float32")``) evaluates the blocks in
-float32 -- the GEMM and the exp, both twice as fast as in float64 (numpy's float32 exp is
-vectorised on AVX2 and AVX-512, its float64 exp on AVX-512 only) -- while the products with a
+float32 -- the GEMM and the exp, both about twice as fast as in float64 (the exp of a block is
+:func:`nystrom_bench.fastexp.exp_nonpos`: a compiled vectorised loop where numpy's own exp is
+scalar, i.e. float64 without AVX-512, and for float32) -- while the products with a
 block (``mmv``, ``gram_mv``, ``t_mv``; :func:`matmul` for a held float32 C) run in float64 on the
 block cast in cache, and every sum over blocks is float64.  ``gram``'s ``C^T C`` is the exception:
 its O(n m^2) SYRK runs in float32 (summed over chunks in float64) -- the solvers that use it refine
@@ -48,6 +49,8 @@ from collections.abc import Mapping
 
 import numpy as np
 from scipy.spatial.distance import cdist
+
+from nystrom_bench.fastexp import exp_nonpos
 
 __all__ = [
     "Kernel",
@@ -452,8 +455,7 @@ class Gaussian(Kernel):
         Xa[:, -2] = 1.0
         Xa[:, -1] = np.einsum("ij,ij->i", Xb, Xb)
         np.dot(Xa, Ya.T, out=out)
-        np.minimum(out, 0.0, out=out)
-        np.exp(out, out=out)
+        exp_nonpos(out)  # clamp + exp in place: one vectorised pass where numpy's exp is scalar
 
     def diag(self, X):
         return np.ones(len(as_2d(X)))
@@ -480,7 +482,7 @@ class Laplacian(Kernel):
     def _fill(self, Xb, Y, out, xsq=None, ysq=None):
         cdist(Xb, Y, metric="cityblock", out=out)
         out *= -self.gamma
-        np.exp(out, out=out)
+        exp_nonpos(out)
 
     def diag(self, X):
         return np.ones(len(as_2d(X)))

@@ -1,0 +1,118 @@
+"""Compiled loops behind :mod:`nystrom_bench.fastexp` (imported only there, and only when numba is).
+
+``exp(min(x, 0))`` in place over a 1-D contiguous array, one pass, vectorised by LLVM for the CPU
+it runs on (AVX2 lanes on AVX2 machines, also on AVX-512 ones, where LLVM prefers 256-bit vectors).
+Everything in the loop body is branch-free arithmetic, compares/selects and bit casts, so it
+vectorises; only FMA contraction is allowed (``fastmath={"contract"}``): no reassociation, NaN in
+gives NaN out.
+
+float64 -- fdlibm's ``e_exp.c`` (Sun Microsystems, 1993; the algorithm behind most libm ``exp``):
+``x = k ln2 + r`` with ``|r| <= ln2 / 2`` (Cody-Waite: ln2 split in a 32-bit-exact high part and a
+low part, so ``k * LN2_HI`` is exact), ``exp(r) = 1 + r + r c(r) / (2 - c(r))`` with ``c`` its
+degree-10 minimax polynomial in ``r`` (5 coefficients in ``r^2``); fdlibm's bound: < 1 ulp.
+``k`` comes from the round-to-nearest "shift" trick (``x / ln2 + 1.5 * 2^52`` holds ``k`` in its low
+mantissa bits), ``2^k`` is built in the exponent field. To reach the subnormal range without a
+branch the scale is ``2^(k + 64)`` (a normal number for every ``k >= -1086``, and ``x >= -746``
+gives ``k >= -1077``) followed by an exact multiply by ``2^-64``: the first product is exact, the
+second rounds once, as a correctly scaled result must.
+
+float32 -- the same scheme in float32 lanes (8 per AVX2 register): Cody-Waite with Cephes' split
+of ln2, Cephes' ``expf`` polynomial (degree 5 in ``r`` on top of ``1 + r``), scale
+``2^(k + 32) * 2^-32``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+
+def _bitcast(src, dst, ir_type):
+    @intrinsic
+    def cast(typingctx, value):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], ir_type)
+
+        return dst(src), codegen
+
+    return cast
+
+
+_i64_as_f64 = _bitcast(types.int64, types.float64, ir.DoubleType())
+_f64_as_i64 = _bitcast(types.float64, types.int64, ir.IntType(64))
+_i32_as_f32 = _bitcast(types.int32, types.float32, ir.FloatType())
+_f32_as_i32 = _bitcast(types.float32, types.int32, ir.IntType(32))
+
+# float64 (fdlibm e_exp.c)
+LN2_HI = 6.93147180369123816490e-01  # ln2 to 32 bits: k * LN2_HI is exact for |k| < 2^21
+LN2_LO = 1.90821492927058770002e-10
+INV_LN2 = 1.44269504088896338700e00
+P1 = 1.66666666666666019037e-01
+P2 = -2.77777777770155933842e-03
+P3 = 6.61375632143793436117e-05
+P4 = -1.65339022054652515390e-06
+P5 = 4.13813679705723846039e-08
+SHIFT = 6755399441055744.0  # 1.5 * 2^52: x * INV_LN2 + SHIFT rounds to an integer, held in the low bits
+SHIFT_BITS = 0x4338000000000000  # the bits of SHIFT
+LOW = -746.0  # exp(-745.14) is the smallest subnormal / 2: below LOW the result is 0
+TWO_M64 = 2.0**-64
+
+# float32 (Cephes expf)
+LN2_HI_F = np.float32(0.693359375)
+LN2_LO_F = np.float32(-2.12194440e-4)
+INV_LN2_F = np.float32(1.44269504088896341)
+SHIFT_F = np.float32(12582912.0)  # 1.5 * 2^23
+SHIFT_F_BITS = np.int32(0x4B400000)
+Q0 = np.float32(1.9875691500e-4)
+Q1 = np.float32(1.3981999507e-3)
+Q2 = np.float32(8.3334519073e-3)
+Q3 = np.float32(4.1665795894e-2)
+Q4 = np.float32(1.6666665459e-1)
+Q5 = np.float32(5.0000001201e-1)
+ONE_F = np.float32(1.0)
+ZERO_F = np.float32(0.0)
+LOW_F = np.float32(-104.0)  # exp(-103.98) is the smallest float32 subnormal / 2
+TWO_M32_F = np.float32(2.0**-32)
+BIAS_F = np.int32(127 + 32)
+MANT_F = np.int32(23)
+
+
+@numba.njit(["void(float64[::1])"], nogil=True, cache=True, error_model="numpy", fastmath={"contract"})
+def exp_nonpos_f64(f):
+    for i in range(f.size):
+        x = f[i]
+        x = 0.0 if x > 0.0 else x  # the clamp of round-off (NaN passes through)
+        x = LOW if x < LOW else x
+        z = x * INV_LN2 + SHIFT
+        kf = z - SHIFT
+        hi = x - kf * LN2_HI
+        lo = kf * LN2_LO
+        r = hi - lo
+        t = r * r
+        c = r - t * (P1 + t * (P2 + t * (P3 + t * (P4 + t * P5))))
+        y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi)
+        k = _f64_as_i64(z) - SHIFT_BITS
+        f[i] = (y * _i64_as_f64((k + (1023 + 64)) << 52)) * TWO_M64
+
+
+@numba.njit(["void(float32[::1])"], nogil=True, cache=True, error_model="numpy", fastmath={"contract"})
+def exp_nonpos_f32(f):
+    for i in range(f.size):
+        x = f[i]
+        x = ZERO_F if x > ZERO_F else x
+        x = LOW_F if x < LOW_F else x
+        z = x * INV_LN2_F + SHIFT_F
+        kf = z - SHIFT_F
+        r = (x - kf * LN2_HI_F) - kf * LN2_LO_F
+        p = Q0
+        p = p * r + Q1
+        p = p * r + Q2
+        p = p * r + Q3
+        p = p * r + Q4
+        p = p * r + Q5
+        p = p * (r * r) + r + ONE_F
+        k = _f32_as_i32(z) - SHIFT_F_BITS
+        f[i] = (p * _i32_as_f32((k + BIAS_F) << MANT_F)) * TWO_M32_F
