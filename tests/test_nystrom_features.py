@@ -12,7 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from nystrom_bench import approx, sampling
+from nystrom_bench import approx, kernels, sampling
 from nystrom_bench.learners import NystromFeatures
 
 
@@ -23,7 +23,7 @@ def test_sklearn_compatible(estimator, check):
 
 
 @pytest.mark.parametrize("kernel, params", [("rbf", {"gamma": 0.3}), ("polynomial", {"degree": 2, "coef0": 1.0}),
-                                            ("laplacian", {}), ("chi2", {})])
+                                            ("laplacian", {"gamma": 0.25}), ("chi2", {})])
 def test_same_landmarks_same_features_as_sklearn(kernel, params):
     X = np.random.default_rng(0).uniform(size=(60, 4))
     ours = NystromFeatures(kernel, n_components=12, random_state=3, **params).fit(X)
@@ -85,7 +85,7 @@ def _linear_kernel(X, Y):
 def test_nystroem_approximation():
     rnd = np.random.RandomState(0)
     X = rnd.uniform(size=(10, 4))
-    X_transformed = NystromFeatures(n_components=X.shape[0]).fit_transform(X)
+    X_transformed = NystromFeatures(n_components=X.shape[0], gamma=1 / X.shape[1]).fit_transform(X)  # Nystroem's None
     assert_array_almost_equal(np.dot(X_transformed, X_transformed.T), rbf_kernel(X))
     assert NystromFeatures(n_components=2, random_state=rnd).fit(X).transform(X).shape == (10, 2)
     assert NystromFeatures(n_components=2, kernel=_linear_kernel, random_state=rnd).fit(X).transform(X).shape == (10, 2)
@@ -94,9 +94,15 @@ def test_nystroem_approximation():
 
 
 def test_nystroem_default_parameters():
+    """scikit-learn's test, but NystromFeatures' default gamma is the median heuristic (Nystroem's:
+    1 / n_features, given here explicitly) and its default n_components is 200 (Nystroem's: 100)."""
     X = np.random.RandomState(42).uniform(size=(10, 4))
-    K2 = NystromFeatures(n_components=10).fit_transform(X)
+    K2 = NystromFeatures(n_components=10, gamma=1 / X.shape[1]).fit_transform(X)
     assert_array_almost_equal(rbf_kernel(X, gamma=None), K2 @ K2.T)
+    median = NystromFeatures(n_components=10).fit(X)
+    assert median.gamma_ == pytest.approx(1 / kernels.median_sq_dist(X))
+    assert_array_almost_equal(rbf_kernel(X, gamma=median.gamma_), median.transform(X) @ median.transform(X).T)
+    assert NystromFeatures().n_components == 200
     K2 = NystromFeatures(kernel="chi2", n_components=10).fit_transform(X)
     assert_array_almost_equal(chi2_kernel(X, gamma=1), K2 @ K2.T)
 
@@ -157,3 +163,15 @@ def test_every_sampler_runs_with_y_in_one_loop():
     for name in sampling.available():
         out = sampling.sample(name, X, "gaussian", c=6, seed=0, y=y)
         assert (out.shape[1] if isinstance(out, approx.Sketch) else len(out)) == 6, name
+
+
+def test_library_kernel_names_and_width_heuristics_as_in_krr():
+    """kernel="gaussian" and gamma="median"/"mean" as KRR takes them (issue 25): the same features as rbf
+    with the resolved number."""
+    X = np.random.default_rng(5).normal(size=(70, 3))
+    for heuristic, stat in (("median", kernels.median_sq_dist), ("mean", kernels.mean_sq_dist)):
+        nf = NystromFeatures(kernel="gaussian", gamma=heuristic, n_components=15, random_state=0).fit(X)
+        ref = NystromFeatures(kernel="rbf", gamma=1 / stat(X), n_components=15, random_state=0).fit(X)
+        assert nf.gamma_ == pytest.approx(1 / stat(X))
+        np.testing.assert_allclose(nf.transform(X), ref.transform(X), atol=1e-12)
+    assert NystromFeatures(kernel="polynomial", n_components=5).fit(X).gamma_ is None  # scikit-learn's default

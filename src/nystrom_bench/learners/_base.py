@@ -54,13 +54,74 @@ def _landmark_expansion(est, coef):
     return est.X_fit_, est.sketch_ @ coef, np.arange(len(est.X_fit_))
 
 
-def _estimator_kernel(est, X, where, require_psd=False):
+#: the estimators' defaults, chosen from the measurements in the README's "Choosing parameters"
+#: (``gamma=None``: the median heuristic; ridge ``alpha``; landmark count)
+DEFAULT_ALPHA = 1.0
+DEFAULT_N_LANDMARKS = 200
+
+
+def _weighted_median_sq_dist(X, w):
+    """The median pairwise squared distance of X with row i repeated ``w_i`` times (integer weights: exactly
+    ``median_sq_dist`` of the repeated rows, so that a weight equals a repetition; fractional weights
+    weigh the pairs alike).  The copies of one row are pairs at distance 0."""
+    from scipy.spatial.distance import pdist
+
+    d = np.concatenate([pdist(X, "sqeuclidean"), np.zeros(len(X))])
+    iu = np.triu_indices(len(X), k=1)
+    pw = np.concatenate([w[iu[0]] * w[iu[1]], np.maximum(w * (w - 1) / 2, 0.0)])
+    order = np.argsort(d, kind="stable")
+    d, cw = d[order], np.cumsum(pw[order])
+    total = cw[-1]
+    if total <= 0:
+        return 0.0
+    lo, hi = np.floor((total - 1) / 2), np.floor(total / 2)  # the ranks np.median averages
+    return float((d[np.searchsorted(cw, lo, side="right")] + d[np.searchsorted(cw, hi, side="right")]) / 2)
+
+
+def default_gamma(X, sample_weight=None):
+    """The default width of a Gaussian/Laplacian kernel: ``1 / median pairwise squared distance`` of X
+    (the ``gamma="median"`` heuristic; with ``sample_weight``, of the rows repeated by their weights up to
+    2,000 rows), falling back to the mean squared distance where the median is 0 (more than half of the
+    pairs coincide) and to 1.0 where every point coincides or n < 2."""
+    X = np.asarray(X, dtype=np.float64)
+    if sample_weight is not None:
+        w = np.asarray(sample_weight, dtype=np.float64)
+        X, w = X[w > 0], w[w > 0]
+        if 2 <= len(X) <= 2000 and not np.all(w == 1):
+            d = _weighted_median_sq_dist(X, w)
+            if np.isfinite(d) and d > 0:
+                return 1.0 / d
+    if len(X) >= 2:
+        for stat in (kernels.median_sq_dist, kernels.mean_sq_dist):
+            d = stat(X)
+            if np.isfinite(d) and d > 0:
+                return 1.0 / d
+    return 1.0
+
+
+def default_width(kernel, params, X, sample_weight=None):
+    """The width a kernel spec gets when the estimator's ``gamma`` and ``sigma`` are both None: the
+    median heuristic for the gaussian/rbf and laplacian kernels (``gamma``) and the epanechnikov kernel
+    (``sigma`` with ``gamma = 1 / (2 sigma^2)`` equal to the Gaussian default); nothing for the others
+    (polynomial keeps gamma = 1, linear has no width)."""
+    if any(k in params for k in kernels.WIDTH_KEYS) or not isinstance(kernel, str):
+        return {}
+    name = kernel.lower()
+    if name in ("gaussian", "rbf", "laplacian"):
+        return {"gamma": default_gamma(X, sample_weight)}
+    if name == "epanechnikov":
+        return {"sigma": float(np.sqrt(0.5 / default_gamma(X, sample_weight)))}
+    return {}
+
+
+def _estimator_kernel(est, X, where, require_psd=False, sample_weight=None):
     """The kernel of an estimator with ``kernel, gamma, sigma, degree, coef0`` parameters: the
     non-None ones through ``kernels.from_spec`` (data-driven widths resolved on X).  ``require_psd``:
     warn when the kernel is not positive semi-definite (ridge and SVM solutions assume it)."""
     import warnings
 
     params = {k: getattr(est, k) for k in ("gamma", "sigma", "degree", "coef0") if getattr(est, k) is not None}
+    params.update(default_width(est.kernel, params, X, sample_weight))
     kern = kernels.from_spec({"kernel": est.kernel, **params}, X, where=where)
     if require_psd and not kern.psd:
         warnings.warn(f"{where}: the {est.kernel!r} kernel with these parameters is not positive semi-definite, so "

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import kernels, sampling
 from ..seeding import check_random_state
+from ._base import DEFAULT_N_LANDMARKS, default_gamma
 
 
 def gnkr_path(X, y, Z, kernel, lams, solver="eigh"):
@@ -84,12 +85,15 @@ class GNKR(RegressorMixin, BaseEstimator):
     ----------
     kernel : {"gaussian", "epanechnikov"}
         Gaussian ``exp(-||x-t||^2 / (2 sigma^2))`` or Epanechnikov ``(1 - ||x-t||^2 / (2 sigma^2))_+``.
-    sigma : float, default=1.0
-        Width of either kernel (ignored by :meth:`fit_path`).
+    sigma : float or None, default=None
+        Width of either kernel (ignored by :meth:`fit_path`).  None: ``sqrt(median / 2)`` of the
+        pairwise squared distances of the training X, i.e. the Gaussian ``gamma = 1 / median``
+        of every other estimator's default (the median heuristic; ``sigma_`` holds the value).
     lam : float, default=1e-6
         Regularisation lambda (the system uses ``lambda m n``; ignored by :meth:`fit_path`).
-    n_landmarks : int, default=500
-        m, capped at n_samples for uniform sampling.
+    n_landmarks : int, default=200
+        m, capped at n_samples for uniform sampling; 200 as in every estimator here (Chen et
+        al.'s experiments use m up to 1,000: pass it).
     sampler : {"uniform", "column_norm"}, default="column_norm"
         ``uniform``: m distinct points; ``column_norm``: m independent draws with
         ``p_i ~ ||K[:, i]||^2`` (with replacement, as the paper states).
@@ -99,6 +103,8 @@ class GNKR(RegressorMixin, BaseEstimator):
     Attributes
     ----------
     kernel_ : Kernel
+    sigma_ : float
+        The width used (``sigma``, or the median heuristic's when None).
     landmarks_ : ndarray of shape (m, d)
     component_indices_ : ndarray of shape (m,)
     coef_ : ndarray of shape (m,)
@@ -123,18 +129,18 @@ class GNKR(RegressorMixin, BaseEstimator):
 
     _parameter_constraints = {
         "kernel": [StrOptions({"gaussian", "epanechnikov"})],
-        "sigma": [Interval(numbers.Real, 0, None, closed="neither")],
+        "sigma": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "lam": [Interval(numbers.Real, 0, None, closed="neither")],
         "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left")],
         "sampler": [StrOptions({"uniform", "column_norm"})],
         "random_state": ["random_state", np.random.Generator],
     }
 
-    _FIT_ATTRS = ("kernel_", "landmarks_", "component_indices_", "coef_", "fit_time_", "sampling_time_")
+    _FIT_ATTRS = ("kernel_", "sigma_", "landmarks_", "component_indices_", "coef_", "fit_time_", "sampling_time_")
     _PATH_ATTRS = ("path_sigmas_", "path_lams_", "path_indices_", "path_coef_", "path_fit_times_",
                    "path_sampling_times_", "path_kernels_", "path_landmarks_")
 
-    def __init__(self, kernel="gaussian", sigma=1.0, lam=1e-6, n_landmarks=500, sampler="column_norm",
+    def __init__(self, kernel="gaussian", sigma=None, lam=1e-6, n_landmarks=DEFAULT_N_LANDMARKS, sampler="column_norm",
                  random_state=None):
         self.kernel = kernel
         self.sigma = sigma
@@ -194,7 +200,8 @@ class GNKR(RegressorMixin, BaseEstimator):
         t0 = time.perf_counter()
         self._forget(self._PATH_ATTRS)
         rng = check_random_state(self.random_state)
-        ((self.kernel_, idx, _),) = self._landmark_path(X, [self.sigma], rng)
+        self.sigma_ = float(np.sqrt(0.5 / default_gamma(X))) if self.sigma is None else float(self.sigma)
+        ((self.kernel_, idx, _),) = self._landmark_path(X, [self.sigma_], rng)
         self.sampling_time_ = time.perf_counter() - t0
         self.component_indices_, self.landmarks_ = idx, X[idx]
         self.coef_ = gnkr_path(X, y, self.landmarks_, self.kernel_, [self.lam])[0]

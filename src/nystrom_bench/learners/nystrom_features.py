@@ -23,7 +23,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import approx, sampling
-from ..kernels import Pairwise
+from ..kernels import HEURISTICS, Pairwise, resolve_width
+from ._base import DEFAULT_N_LANDMARKS, default_gamma
 
 __all__ = ["NystromFeatures"]
 
@@ -34,15 +35,23 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     Parameters
     ----------
     kernel : str or callable, default="rbf"
-        As scikit-learn's ``Nystroem``: a name of ``sklearn.metrics.pairwise.kernel_metrics()``,
-        ``"precomputed"`` (X is then a kernel matrix, and only uniform or index landmarks apply) or a
-        callable ``k(x, y, **kernel_params)``.
-    gamma, coef0, degree : float, default=None
-        The kernel's parameters (None: scikit-learn's defaults, e.g. ``gamma = 1 / n_features`` for rbf).
+        As scikit-learn's ``Nystroem``: a name of ``sklearn.metrics.pairwise.kernel_metrics()``
+        (``"gaussian"`` too, the library's name of ``"rbf"``), ``"precomputed"`` (X is then a kernel
+        matrix, and only uniform or index landmarks apply) or a callable ``k(x, y, **kernel_params)``.
+    gamma : float, "median", "mean" or None, default=None
+        The kernel's gamma.  ``"median"``/``"mean"``: ``1 / median (mean) pairwise squared distance``
+        of the training X, as in :class:`~nystrom_bench.learners.KRR`.  None: the median heuristic for
+        the rbf/gaussian and laplacian kernels -- the default of every estimator here (the README's
+        "Choosing parameters" has the measurements) -- and scikit-learn's default for the others.
+        **Differs from** ``Nystroem``, whose None means ``1 / n_features``: pass that number for its
+        features.
+    coef0, degree : float, default=None
+        The kernel's parameters (None: scikit-learn's defaults).
     kernel_params : dict, default=None
         Further parameters of a callable kernel.
-    n_components : int, default=100
-        Number of landmarks m (at most n_samples; more gives a warning, as in scikit-learn).
+    n_components : int, default=200
+        Number of landmarks m (at most n_samples; more gives a warning, as in scikit-learn).  200 as the
+        ``n_landmarks`` of every estimator here (``Nystroem``'s default is 100).
     sampler : str or callable, default="uniform"
         How the landmarks are chosen: a name of :func:`nystrom_bench.sampling.available` or a callable
         ``sampler(X, kernel, c, rng)`` returning row indices or ``(c, d)`` points.  ``"uniform"``
@@ -60,6 +69,8 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         The landmarks Z.
     component_indices_ : ndarray of shape (m,) or None
         Their row indices in the fitted X (None for landmarks that are not rows, e.g. k-means centres).
+    gamma_ : float or None
+        The gamma used (a heuristic resolved on the training X), None for kernels without one.
     normalization_ : ndarray of shape (m, m)
         ``W^{-1/2}`` (eigenvalues below 1e-12 raised to it, as scikit-learn does).
     n_features_in_ : int
@@ -81,8 +92,8 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     """
 
     _parameter_constraints = {
-        "kernel": [StrOptions(set(KERNEL_PARAMS) | {"precomputed"}), callable],
-        "gamma": [Interval(numbers.Real, 0, None, closed="left"), None],
+        "kernel": [StrOptions(set(KERNEL_PARAMS) | {"precomputed", "gaussian"}), callable],
+        "gamma": [Interval(numbers.Real, 0, None, closed="left"), StrOptions(set(HEURISTICS)), None],
         "coef0": [Interval(numbers.Real, None, None, closed="neither"), None],
         "degree": [Interval(numbers.Real, 1, None, closed="left"), None],
         "kernel_params": [dict, None],
@@ -93,7 +104,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         "n_jobs": [Interval(numbers.Integral, None, None, closed="neither"), None],
     }
 
-    def __init__(self, kernel="rbf", *, gamma=None, coef0=None, degree=None, kernel_params=None, n_components=100,
+    def __init__(self, kernel="rbf", *, gamma=None, coef0=None, degree=None, kernel_params=None, n_components=DEFAULT_N_LANDMARKS,
                  sampler="uniform", landmarks=None, random_state=None, n_jobs=None):
         self.kernel = kernel
         self.gamma = gamma
@@ -106,21 +117,41 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         self.random_state = random_state
         self.n_jobs = n_jobs
 
+    def _metric(self):
+        """The scikit-learn name of the kernel (``"gaussian"`` is ``"rbf"``) or the callable."""
+        return "rbf" if self.kernel == "gaussian" else self.kernel
+
+    def _resolve_gamma(self, X):
+        """``gamma_``: a number, a heuristic resolved on X, the median default (rbf/gaussian, laplacian) or None."""
+        if not isinstance(self.kernel, str) or self.kernel == "precomputed":
+            return None
+        if isinstance(self.gamma, str):
+            if hasattr(X, "toarray"):
+                X = X.toarray()
+            try:
+                return resolve_width(self.gamma, X)
+            except ValueError as exc:
+                raise ValueError(f"NystromFeatures: gamma={self.gamma!r}: {exc}") from None
+        if self.gamma is None and self._metric() in ("rbf", "laplacian"):
+            return default_gamma(X.toarray() if hasattr(X, "toarray") else X)
+        return self.gamma
+
     def _get_kernel_params(self):
         """scikit-learn's rule: gamma/coef0/degree go to a named kernel; a callable or precomputed kernel
         takes only ``kernel_params``."""
         params = dict(self.kernel_params or {})
         if isinstance(self.kernel, str) and self.kernel != "precomputed":
-            for name in KERNEL_PARAMS[self.kernel]:
-                if getattr(self, name, None) is not None:
-                    params[name] = getattr(self, name)
+            values = {"gamma": getattr(self, "gamma_", self.gamma), "coef0": self.coef0, "degree": self.degree}
+            for name in KERNEL_PARAMS[self._metric()]:
+                if values.get(name) is not None:
+                    params[name] = values[name]
         elif any(getattr(self, p) is not None for p in ("gamma", "coef0", "degree")):
             raise ValueError("Don't pass gamma, coef0 or degree to Nystroem if using a callable or precomputed "
                              "kernel; pass them in kernel_params (NystromFeatures follows scikit-learn here)")
         return params
 
     def _kernel(self, A, B):
-        return pairwise_kernels(A, B, metric=self.kernel, filter_params=True, n_jobs=self.n_jobs,
+        return pairwise_kernels(A, B, metric=self._metric(), filter_params=True, n_jobs=self.n_jobs,
                                 **self._get_kernel_params())
 
     def _landmark_rows(self, X, y):
@@ -149,7 +180,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
                              "sampler='uniform' or index landmarks")
         if hasattr(X, "toarray"):
             X = X.toarray()
-        kern = Pairwise(self.kernel, self._get_kernel_params())
+        kern = Pairwise(self._metric(), self._get_kernel_params())
         rs = self.random_state
         seed = rs.randint(0, 2**31 - 1) if isinstance(rs, np.random.RandomState) else rs
         extra = {"y": y} if isinstance(self.sampler, str) and sampling.needs_y(self.sampler) else {}
@@ -180,6 +211,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         """
         self._validate_params()
         X = validate_data(self, X, accept_sparse="csr")
+        self.gamma_ = self._resolve_gamma(X)
         Z, idx = self._landmark_rows(X, y)
         W = self._kernel(Z, Z)
         # scikit-learn's normalisation (an SVD of the symmetric W, tiny singular values raised to 1e-12)
