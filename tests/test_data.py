@@ -170,7 +170,7 @@ def test_keel_parser_one_hot_and_errors(tmp_path):
 
 
 def test_unknown_dataset_names_choices():
-    with pytest.raises(data.DataError, match="unknown data set 'nope'; choose one of: .*diabetes"):
+    with pytest.raises(data.DataError, match="unknown data set 'nope'; choose one of .*diabetes"):
         data.load("nope")
 
 

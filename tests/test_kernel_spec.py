@@ -59,7 +59,7 @@ def test_check_spec_normalises_a_copy():
 
 @pytest.mark.parametrize("spec,match", [
     ({}, r"^kernel: no 'kernel' given; choose one of epanechnikov, gaussian, .*rbf"),
-    ({"kernel": "gauss"}, r"^kernel: unknown kernel 'gauss'; choose one of epanechnikov, gaussian"),
+    ({"kernel": "gauss"}, r"^kernel: unknown kernel 'gauss' \(did you mean 'gaussian'\?\); choose one of epanechnikov, gaussian"),
     ({"kernel": 3}, r"^kernel: unknown kernel 3; choose one of"),
     ("gaussian", r"^kernel: a kernel spec must be a mapping"),
     # keys the kernel does not take

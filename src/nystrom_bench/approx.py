@@ -101,15 +101,25 @@ def build(name, X, kernel, dtype=None, **options):
     try:
         cls = _REGISTRY[name]
     except KeyError:
-        raise ValueError(
-            f"unknown approximation {name!r}; choose one of {', '.join(available())}"
-        ) from None
+        from ._names import unknown
+
+        raise ValueError(unknown("approximation", name, available())) from None
     kernel = make(kernel, dtype=dtype)
     if kernel.dtype != np.float64 and (name != "nystrom" or isinstance(options.get("landmarks"), Sketch)):
         raise ValueError(f"approx.build({name!r}): dtype={kernel.dtype.name!r} is supported by the "
                          "nystrom operator from landmarks only; use dtype='float64'")
+    X = as_2d(X)
+    if not np.isfinite(X).all():
+        raise ValueError(f"approx.build({name!r}): X contains NaN or infinity ({int(np.sum(~np.isfinite(X)))} "
+                         "entries); remove or impute them first (e.g. sklearn.impute.SimpleImputer)")
+    lm = options.get("landmarks")
+    if lm is not None and not isinstance(lm, Sketch):
+        L = np.asarray(lm)
+        if L.ndim == 2 and (L.shape[1] != X.shape[1] or not np.isfinite(L.astype(np.float64)).all()):
+            raise ValueError(f"approx.build({name!r}): landmark points must be finite, of shape (c, {X.shape[1]}); "
+                             f"got shape {L.shape}")
     t0 = time.perf_counter()
-    op = cls.build(as_2d(X), kernel, **options)
+    op = cls.build(X, kernel, **options)
     op.fit_time_ = time.perf_counter() - t0
     op.nbytes_ = _held_bytes(op)
     return op

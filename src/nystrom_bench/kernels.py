@@ -626,9 +626,9 @@ def make(name, dtype=None, **params):
     try:
         cls = _REGISTRY[str(name).lower()]
     except KeyError:
-        raise ValueError(
-            f"unknown kernel {name!r}; choose one of {', '.join(available())}"
-        ) from None
+        from ._names import unknown
+
+        raise ValueError(unknown("kernel", name, available())) from None
     try:
         return cls(**params)
     except TypeError as exc:
@@ -707,7 +707,9 @@ def _kernel_name(spec, where):
         raise ValueError(f"{where}: no 'kernel' given; choose one of {', '.join(available())}")
     key = name.lower() if isinstance(name, str) else name
     if not isinstance(key, str) or key not in _SPEC_PARAMS:
-        raise ValueError(f"{where}: unknown kernel {name!r}; choose one of {', '.join(available())}")
+        from ._names import unknown
+
+        raise ValueError(f"{where}: {unknown('kernel', name, available())}")
     return key
 
 

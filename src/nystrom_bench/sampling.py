@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._names import unknown
 from .approx import RCOND, Sketch, lowrank_pinv_factor, top_eigh
 from .kernels import as_2d, make
 from .seeding import check_random_state
@@ -105,9 +106,7 @@ def sample(name, X, kernel, c, seed=None, **options):
         try:
             func = _REGISTRY[name]
         except (KeyError, TypeError):
-            raise ValueError(
-                f"unknown sampler {name!r}; choose one of {', '.join(available())} or pass a function"
-            ) from None
+            raise ValueError(unknown("sampler", name, available(), " or pass a function")) from None
     if not getattr(func, "needs_y", False):
         options.pop("y", None)
     X = as_2d(X)

@@ -247,6 +247,14 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
             break
         p = r + p * (rs_new / np.maximum(rs, np.finfo(np.float64).tiny))
         rs = rs_new
+    if max_iter > 0 and residuals and residuals[-1] > tol:
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+
+        warnings.warn(f"nystrom_cg: conjugate gradient stopped at max_iter={max_iter} with relative residual "
+                      f"{residuals[-1]:.2e} > tol={tol:g}; raise max_iter (KRR: cg_max_iter) or tol (cg_tol), or use "
+                      "solver='direct'", ConvergenceWarning, stacklevel=2)
     beta = B(g)
     intercept = y_mean - gram.mean @ beta if center else np.zeros(Y2.shape[1])
     return {"beta": beta, "intercept": intercept, "n_iter": it, "residuals": residuals, "stored": gram.C is not None}

@@ -70,5 +70,7 @@ def info(name):
     """The registry entry of ``name``; a :class:`DataError` names the choices if unknown."""
     reg = registry()
     if name not in reg:
-        raise DataError(f"unknown data set {name!r}; choose one of: {', '.join(sorted(reg))}")
+        from .._names import unknown
+
+        raise DataError(unknown("data set", name, reg))
     return dict(reg[name], name=name)

@@ -22,6 +22,8 @@ SCALINGS = ("none", "standardize", "unit_norm", "standardize+unit_norm")
 # -- sizes ----------------------------------------------------------------------------------------
 #: keys that choose a split protocol: an override naming any of them replaces the registry's protocol
 PROTOCOL_KEYS = ("test_fraction", "n_train", "n_test", "source")
+#: every key a split override may name: a protocol key or one added to the protocol
+SPLIT_KEYS = PROTOCOL_KEYS + ("validation_fraction", "n_labeled")
 
 
 def split_spec(name, overrides=None):
@@ -33,7 +35,16 @@ def split_spec(name, overrides=None):
     ``n_labeled``) are added to it.
     """
     base = dict(info(name)["split"])
+    if overrides is not None and not isinstance(overrides, dict):
+        raise DataError(f"data set {name!r}: split must be a dict of protocol keys like {{'test_fraction': 0.3}}, "
+                        f"got {overrides!r}")
     overrides = dict(overrides or {})
+    for key in overrides:
+        if key not in SPLIT_KEYS:
+            from .._names import suggest
+
+            raise DataError(f"data set {name!r}: unknown split key {key!r}{suggest(key, SPLIT_KEYS)}; the keys are "
+                            f"{', '.join(SPLIT_KEYS)}")
     if set(overrides) & set(PROTOCOL_KEYS):
         base = {k: v for k, v in base.items() if k not in PROTOCOL_KEYS}
     return {**base, **overrides}

@@ -109,7 +109,8 @@ class KRR(RegressorMixin, BaseEstimator):
         O(n c) per iteration, C streamed in blocks); ``"auto"`` picks cg when ``n c^2`` exceeds
         ``AUTO_CG_WORK`` (1e11) and either C fits the solver's memory budget (a quarter of the RAM) or c
         is at least 40 times the number of features (below that, streamed kernel passes cost more than
-        the direct solve's ``C^T C``).  Weighted fits and sketches are solved directly.
+        the direct solve's ``C^T C``).  Weighted fits and sketches are solved directly
+        (``solver="cg"`` with ``sample_weight`` is an error).
     cg_tol : float, default=1e-6
         Relative residual at which CG stops (measured at n = 3e4, c = 1,500: 35 iterations and the
         direct solve's test RMSE to 1e-6 relative; 1e-4 takes 16).
@@ -226,7 +227,11 @@ class KRR(RegressorMixin, BaseEstimator):
 
         self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True, multi_output=True, dtype=np.float64)
-        sw = None if sample_weight is None else _check_sample_weight(sample_weight, X, dtype=np.float64)
+        sw = None if sample_weight is None else _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                                                     ensure_non_negative=True)
+        if sw is not None and self.solver == "cg" and self.approximation == "nystrom" and self.mode != "gsa":
+            raise ValueError("KRR: solver='cg' does not take sample_weight (weighted fits are solved directly); use "
+                             "solver='direct' or 'auto', or repeat the rows instead of weighting them")
         t0 = time.perf_counter()
         kern = _estimator_kernel(self, X, "KRR", require_psd=True, sample_weight=sw)
         if self.dtype != "float64":
