@@ -72,10 +72,16 @@ class LockFile:
         return self.read().get(key)
 
     def record(self, key, digest):
-        from filelock import FileLock
+        try:
+            from filelock import FileLock
 
+            lock = FileLock(str(self.path) + ".lock", timeout=60)
+        except ImportError:  # the library install (no workflow extra): the file is still written atomically
+            from contextlib import nullcontext
+
+            lock = nullcontext()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.path) + ".lock", timeout=60):
+        with lock:
             data = self.read()
             data[key] = digest
             with atomic.open_atomic(self.path, "w") as fh:
