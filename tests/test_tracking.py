@@ -314,6 +314,9 @@ def test_prune_without_experiment(tmp_path, uri):
     assert tracking.active_runs("nothing", uri).empty
     assert tracking.results_from_mlflow("nothing", uri).empty
     assert tracking.ui_link("nothing", uri) is None
+    missing = tmp_path / "elsewhere" / "m.db"  # reading creates no store
+    assert tracking.results_from_mlflow("s", f"sqlite:///{missing}").empty and not missing.exists()
+    assert tracking.ui_link("s", f"sqlite:///{missing}") is None and not missing.exists()
 
 
 def test_old_runs_without_level_count_as_configuration_runs(uri, client):

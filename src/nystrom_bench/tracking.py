@@ -50,14 +50,14 @@ else the numeric coord with most values; a run without one logs single values.
   al.'s Fig. 1), one history per criterion (``criterion:c_ree/relative_gap``): a criterion is a second
   curve of the same computation, and runs per criterion would double the runs (1,599 > 1,500).  With
   ``train_sizes`` (``consistency_order``) the curve is over the training size ``l`` (what that block
-  asks: the order of consistency in l), each width a key prefix (``log2_gamma:-3/criterion:c_ree/...``).
+  asks: the order of consistency in l), each width a key prefix (``criterion:c_ree/log2_gamma:-3/...``).
 - ``selection`` (coord criterion, categorical): no curve; ``criterion:c_ree/test_mse`` etc.
 - ``integration`` (coords ratio, integration): curves over the landmark ``ratio``, one per integration
   step (``integration:gsa/test_accuracy``); the exact machine (no ratio) logs single values.
 - ``gen_nystrom`` (coord n_labels): curves over the number of labels.
 - ``scale`` (coords n, m): time, memory and error over ``n`` (the study's question: how they grow with
-  n), one curve per landmark count (``m:1500/fit_time``); m in the run identity would triple the runs
-  of a study whose comparisons are per m anyway.
+  n), one curve per landmark count (``m:1500/fit_time``), so one chart holds every solver at one m;
+  with m in the run identity a solver's curves would be split over two runs (6 runs -> 11).
 
 Guarantees
 ----------
@@ -132,7 +132,13 @@ def resolve_tracking_uri(configured=None, base_dir="."):
 
 
 def _sqlite_path(uri):
-    return Path(uri[len("sqlite:///") :]) if uri.startswith("sqlite:///") else None
+    """The absolute path of a SQLite store's file (a relative one is taken from the working directory)."""
+    return Path(uri[len("sqlite:///") :]).resolve() if uri.startswith("sqlite:///") else None
+
+
+def _absolute(uri):
+    db = _sqlite_path(uri)
+    return uri if db is None else f"sqlite:///{db}"
 
 
 def _coord_suffix(coords):
@@ -252,7 +258,7 @@ def _store(study, tracking_uri, lock=True):
     from filelock import FileLock
     from mlflow.tracking import MlflowClient
 
-    uri = tracking_uri or resolve_tracking_uri()
+    uri = _absolute(tracking_uri or resolve_tracking_uri())
     db = _sqlite_path(uri)
     file_lock = nullcontext()
     artifact_root = None
@@ -265,7 +271,7 @@ def _store(study, tracking_uri, lock=True):
             for side in ("-wal", "-shm"):  # left by a killed writer before the store was deleted
                 Path(str(db) + side).unlink(missing_ok=True)
         client = MlflowClient(tracking_uri=uri)
-        if db is not None:
+        if db is not None and lock:  # writers only: a reader leaves the store as it is
             _tune_sqlite(client, db)
         yield client, artifact_root, file_lock
 
@@ -682,10 +688,14 @@ def results_from_mlflow(study, tracking_uri=None):
     sorted by identity and coords as there), with ``params`` as JSON: the run's params plus the numeric
     params that vary along a curve.  Params that vary along a curve and are no numbers (tag
     ``nystrom_bench.dropped_params``) are only in the job's result table, the artifact of its job run.
-    Works on a local store and against a tracking server; an empty DataFrame if the study has no runs.
+    Works on a local store and against a tracking server; an empty DataFrame if the study has no runs
+    (or the SQLite store does not exist: it is not created).
     """
     import pandas as pd
 
+    db = _sqlite_path(tracking_uri or resolve_tracking_uri())
+    if db is not None and not db.exists():  # reading creates no store
+        return pd.DataFrame()
     with _store(study, tracking_uri, lock=False) as (client, _, _lock):
         exp = _retry(lambda: client.get_experiment_by_name(study), "get experiment")
         if exp is None:
@@ -757,7 +767,10 @@ def ui_link(study, tracking_uri=None, ui=None):
     """
     from mlflow.tracking import MlflowClient
 
-    uri = tracking_uri or resolve_tracking_uri()
+    uri = _absolute(tracking_uri or resolve_tracking_uri())
+    db = _sqlite_path(uri)
+    if db is not None and not db.exists():
+        return None
     if ui is None:
         ui = uri if uri.startswith(("http://", "https://")) else DEFAULT_UI
     exp = _retry(lambda: MlflowClient(tracking_uri=uri).get_experiment_by_name(study), "get experiment")
@@ -772,6 +785,6 @@ if __name__ == "__main__":  # python -m nystrom_bench.tracking [tracking URI]: e
     from mlflow.tracking import MlflowClient
 
     _uri = sys.argv[1] if len(sys.argv) > 1 else resolve_tracking_uri()
-    for _exp in MlflowClient(tracking_uri=_uri).search_experiments():
+    for _exp in sorted(MlflowClient(tracking_uri=_uri).search_experiments(), key=lambda e: e.name):
         if _exp.name != "Default":
             print(f"{_exp.name}: {ui_link(_exp.name, _uri)}")
