@@ -63,4 +63,4 @@ lint: $(VENV)/.installed-test
 	$(BIN)/snakemake --lint
 
 clean:
-	rm -rf results reports/*.pdf reports/*.html reports/FINDINGS.md mlflow.db mlflow.db.lock mlartifacts .snakemake
+	rm -rf results reports/*.pdf reports/*.html reports/FINDINGS.md mlflow.db mlflow.db.lock mlflow.db-wal mlflow.db-shm mlartifacts .snakemake

@@ -1,5 +1,6 @@
-# Stage 4: gather a study's result files (never MLflow) into one tidy table; MLflow runs
-# of jobs no longer in the study (a removed data set) are deleted.
+# Stage 4: gather a study's result files into one tidy table (the source of truth, never MLflow),
+# then log the study's MLflow runs from them: one MLflow start-up per study, jobs whose result file
+# is already logged skipped, runs of jobs no longer in the study (a removed data set) deleted.
 rule aggregate:
     input:
         run_files,
