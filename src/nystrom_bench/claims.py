@@ -79,12 +79,13 @@ log-log slope over ``coord``, after averaging over ``mean_over``; lower is bette
 from __future__ import annotations
 
 import logging
-import math
 
 import numpy as np
 import pandas as pd
 
 from . import stats
+from .report import fmt_num as _fmt
+from .report import fmt_p as _fmt_p
 from .results import format_coord
 
 __all__ = ["COLUMNS", "RULES", "evaluate", "ledger", "write_ledger", "verdict_counts"]
@@ -108,24 +109,6 @@ def _as_list(v):
 def _key(v):
     """A column value or a YAML value in one comparable form (1000, 1000.0 and '1000' agree)."""
     return format_coord(v) if not isinstance(v, str) else v
-
-
-def _fmt(v, sig=3):
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "n/a"
-    v = float(v)
-    if v == 0:
-        return "0"
-    if 1e-3 <= abs(v) < 1e5:
-        return f"{v:.{max(sig - 1 - int(math.floor(math.log10(abs(v)))), 0)}f}"
-    mant, _, exp = f"{v:.{sig - 1}e}".partition("e")
-    return f"{mant}e{int(exp)}"
-
-
-def _fmt_p(p):
-    if p is None or not math.isfinite(p):
-        return "n/a"
-    return f"{p:.2g}" if p >= 1e-3 else _fmt(p, 1)
 
 
 def _pct(x):

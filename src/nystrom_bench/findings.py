@@ -23,24 +23,9 @@ from pathlib import Path
 import pandas as pd
 
 from . import stats
+from .report import fmt_p
 
 __all__ = ["rank_methods", "findings", "markdown", "QUESTIONS"]
-
-
-def _fmt(v, sig=2):
-    if v is None or not math.isfinite(float(v)):
-        return "n/a"
-    v = float(v)
-    if v == 0:
-        return "0"
-    if 1e-3 <= abs(v) < 1e5:
-        return f"{v:.{max(sig - 1 - int(math.floor(math.log10(abs(v)))), 0)}f}"
-    mant, _, exp = f"{v:.{sig - 1}e}".partition("e")
-    return f"{mant}e{int(exp)}"
-
-
-def _p(p):
-    return "n/a" if p is None or not math.isfinite(p) else (f"{p:.2g}" if p >= 1e-3 else _fmt(p, 1))
 
 
 def rank_methods(df, metric, lower, among, column="method", blocks=("dataset", "kernel", "seed"), where=None):
@@ -87,12 +72,12 @@ def _rank_sentence(study, label, r, lower):
     if r is None:
         return None
     ranks = ", ".join(f"{m} {r['ranks'][m]:.1f}" for m in r["order"])
-    fried = f"; Friedman p = {_p(r['friedman_p'])}" if math.isfinite(r["friedman_p"]) else ""
+    fried = f"; Friedman p = {fmt_p(r['friedman_p'])}" if math.isfinite(r["friedman_p"]) else ""
     eff = "" if not math.isfinite(r["effect"]) else f"median {r['effect'] * 100:+.1f}% {label.lower()}, "
     sig = "significant" if r["p"] < 0.05 else "not significant"
     return (f"{study} ({r['n_datasets']} data sets, {r['n_blocks']} paired blocks), {label.lower()}: mean ranks "
             f"{ranks}{fried}. {r['best']} vs {r['runner_up']}: {eff}better in {r['wins']} of {r['n_pairs']} pairs, "
-            f"Wilcoxon p = {_p(r['p'])} ({sig}).")
+            f"Wilcoxon p = {fmt_p(r['p'])} ({sig}).")
 
 
 #: the questions the benchmark exists for; each lists the (study, metric, column, contenders[, where])
@@ -186,7 +171,7 @@ def _guide(tables, infos):
         return r["best"] if ok else default
 
     def said(r):
-        return (f"{r['best']} vs {r['runner_up']}: median {r['effect'] * 100:+.1f}%, p = {_p(r['p'])}"
+        return (f"{r['best']} vs {r['runner_up']}: median {r['effect'] * 100:+.1f}%, p = {fmt_p(r['p'])}"
                 if r else "not run")
 
     exact = winner("krr", "test_mse", "method", ["exact", "nystrom_lla"])
@@ -285,7 +270,7 @@ def smallest_budget(df, info, metric, coord, where=None, tolerance=0.01):
         worse = largest_wins and r["p"] < 0.05 and (not math.isfinite(change) or abs(change) > tolerance)
         verdict = "worse" if worse else "within 1%" if r["p"] < 0.05 else "no significant loss"
         parts.append(f"{v:g} n: {verdict} (median {change * 100:+.1f}% "
-                     f"against {largest:g} n, p = {_p(r['p'])})")
+                     f"against {largest:g} n, p = {fmt_p(r['p'])})")
         if not worse:
             return {"value": float(v), "largest": float(largest), "evidence": "; ".join(parts)}
     return {"value": float(largest), "largest": float(largest), "evidence": "; ".join(parts) or "one value"}

@@ -36,7 +36,7 @@ from .results import format_coord
 
 __all__ = ["metric_figure", "coord_figure", "cd_figure", "study_figures", "study_pdf", "PDF",
            "mean_sd_table", "wtl_matrix", "claims_table", "varying_coords", "fmt_num",
-           "fmt_mean_sd"]
+           "fmt_mean_sd", "fmt_p"]
 
 
 def varying_coords(df, coords):
@@ -312,10 +312,14 @@ def mean_sd_table(df, metric, fmt=None, order=None, coords=()):
     return pd.DataFrame(table)
 
 
-def _fmt_p(p):
-    if p is None or (isinstance(p, float) and np.isnan(p)):
+def fmt_p(p):
+    """A p-value for people: two significant digits, '2e-10' below 1e-3, 'n/a' for a missing one."""
+    if p is None or not math.isfinite(float(p)):
         return "n/a"
     return f"{p:.2g}" if p >= 1e-3 else _short_exp(f"{p:.0e}")
+
+
+_fmt_p = fmt_p
 
 
 def _fmt_ranks(ranks):
