@@ -96,6 +96,10 @@ class Handler(BaseHTTPRequestHandler):
             return
         if self.path == "/flaky":
             return self._send(SVM)
+        if self.path == "/down":  # a server that stays down: retried, then given up
+            self.send_response(503)
+            self.end_headers()
+            return
         body = ROUTES.get(self.path)
         if body is None:
             self.send_response(404)
@@ -238,6 +242,11 @@ def registry(monkeypatch, server):
         "toy-gone": {"task": "binary", "source": "url", "format": "svmlight", "shape": [4, 3, 2],
                      "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/nothing"]},
                      "offline": "wisconsin"},
+        "toy-down": {"task": "binary", "source": "url", "format": "svmlight", "shape": [4, 3, 2],
+                     "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/down"]},
+                     "offline": "wisconsin"},
+        "toy-gone-nothing-offline": {"task": "binary", "source": "url", "format": "svmlight", "shape": [4, 3, 2],
+                                     "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/nothing"]}},
         "toy-mat": {"task": "binary", "source": "url", "format": "mat", "shape": [4, 3, 2],
                     "split": {"test_fraction": 0.5}, "files": {"data": [f"{server}/SSL,set=9,data.mat"]}},
         "toy-mat-keys": {"task": "binary", "source": "url", "format": "mat", "shape": [2, 2, 2],
@@ -309,7 +318,7 @@ def test_source_split_uses_official_test_file(registry, tmp_path):
 @pytest.mark.parametrize("name,match", [
     ("toy-bad", r"malformed svmlight line 2: could not convert|malformed svmlight line 2"),
     ("toy-corrupt", r"corrupt or unreadable archive .* it was deleted, run again"),
-    ("toy-gone", r"data set 'toy-gone': download failed \(HTTP 404.*Offline alternative: .*'wisconsin'"),
+    ("toy-gone", r"data set 'toy-gone': download failed: \S*/nothing: HTTP 404.*Offline alternative: .*'wisconsin'"),
     ("toy-shape", r"parsed shape \(4, 3\) differs from the registry's \(5, 3\)"),
 ])
 def test_obtain_failures_give_one_clear_message_and_no_partial_files(registry, tmp_path, name, match):
@@ -442,3 +451,85 @@ def test_the_data_home_from_python(monkeypatch, tmp_path):
     monkeypatch.delenv("NYSTROM_BENCH_DATA")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "c"))
     assert default_cache_dir() == tmp_path / "c" / "nystrom_bench"
+
+
+# -- one data cache: the command line, data.load and the workflow ----------------------------------
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """After this, any download attempt fails the test."""
+    import urllib.request
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a download was attempted")
+
+    return lambda: monkeypatch.setattr(urllib.request, "urlopen", refuse)
+
+
+def test_fetched_with_the_command_line_then_loaded_and_obtained_without_network(
+        registry, tmp_path, monkeypatch, capsys, no_network):
+    from nystrom_bench import jobs
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("NYSTROM_BENCH_DATA", str(cache))
+    assert data.main(["fetch", "toy"]) == 0
+    assert f"cached in {cache / 'raw' / 'toy'}" in capsys.readouterr().out
+    assert (cache / "raw" / "toy" / "ok.svm.bz2").exists()
+    no_network()
+    split = data.load("toy", seed=0)  # no cache_dir: the same cache
+    assert len(split.X_train) + len(split.X_test) == 4
+    lock = tmp_path / "datasets.lock"
+    jobs.obtain_dataset("toy", tmp_path / "resources" / "toy.npz", lock=lock)  # the workflow's obtain rule
+    assert data.load_npz(tmp_path / "resources" / "toy.npz")["X"].shape == (4, 3)
+    # fetched without the lock file: its checksum is recorded on the workflow's first use
+    assert LockFile(lock).get("toy/ok.svm.bz2") == hashlib.sha256(bz2.compress(SVM)).hexdigest()
+    assert data.main(["cache"]) == 0 and capsys.readouterr().out.strip() == str(cache)
+
+
+def test_the_cache_precedence_argument_then_environment_then_xdg(registry, tmp_path, monkeypatch, capsys):
+    from nystrom_bench.data.remote import default_cache_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("NYSTROM_BENCH_DATA", str(tmp_path / "env"))
+    assert default_cache_dir(tmp_path / "arg") == tmp_path / "arg"
+    assert default_cache_dir() == tmp_path / "env"
+    data.obtain("toy-sha", retries=1)
+    assert (tmp_path / "env" / "raw" / "toy-sha" / "ok.svm").exists()
+    assert data.main(["fetch", "toy-sha", "--cache-dir", str(tmp_path / "arg"), "--npz", str(tmp_path / "t.npz")]) == 0
+    assert (tmp_path / "arg" / "raw" / "toy-sha" / "ok.svm").exists()
+    assert set(data.load_npz(tmp_path / "t.npz")) == {"X", "y", "n_train"}  # as the workflow writes it
+    monkeypatch.delenv("NYSTROM_BENCH_DATA")
+    data.obtain("toy-sha", retries=1)
+    assert (tmp_path / "xdg" / "nystrom_bench" / "raw" / "toy-sha" / "ok.svm").exists()
+    assert not (tmp_path / "xdg" / "nystrom_bench" / "raw" / "toy").exists()
+
+
+def test_a_failed_download_names_the_url_once_the_cache_path_and_the_offline_copy(
+        registry, tmp_path, monkeypatch, capsys):
+    import nystrom_bench.data.download as download
+
+    monkeypatch.setattr(download.time, "sleep", lambda seconds: None)  # no back-off waits in the test
+    monkeypatch.setenv("NYSTROM_BENCH_DATA", str(tmp_path))
+    Handler.hits.clear()
+    assert data.main(["fetch", "toy-down"]) == 2
+    msg = capsys.readouterr().err
+    assert Handler.hits["/down"] == 3  # retried ...
+    url = registry["toy-down"]["files"]["data"][0]
+    assert msg.count(url) == 1 and "HTTP 503" in msg and "(3 tries)" in msg  # ... but named once
+    assert msg.count("\n") == 1 and msg.startswith("error: data set 'toy-down': download failed")
+    assert f"put the file at {tmp_path / 'raw' / 'toy-down' / 'down'}" in msg
+    assert "Offline alternative: the embedded copy 'wisconsin'" in msg
+    with pytest.raises(data.DataError, match="Offline alternative: none for this set; .* list"):
+        data.obtain("toy-gone-nothing-offline", cache_dir=tmp_path, retries=1)
+
+
+def test_every_offline_copy_needs_no_download_and_housing_names_boston():
+    from nystrom_bench.data.remote import _offline_hint
+
+    reg = data.registry()
+    for name, e in reg.items():
+        if e.get("offline"):
+            assert reg[e["offline"]]["source"].partition(":")[0] not in ("url", "none"), name
+            assert reg[e["offline"]]["shape"][0] == e["shape"][0], name
+    assert "'boston'" in _offline_hint(data.info("housing"))

@@ -44,10 +44,16 @@ def job_log(path):
         fh.close()
 
 
-def obtain_dataset(dataset, out_npz, cache_dir, lock, log=None):
-    """Workflow stage 1: obtain ``dataset`` from its source and store X, y, n_train as .npz."""
+def obtain_dataset(dataset, out_npz, cache_dir=None, lock=None, log=None):
+    """Workflow stage 1: obtain ``dataset`` from its source and store X, y, n_train as .npz.
+
+    Downloads go to ``cache_dir``, by default the data cache that ``data.load`` and the command line
+    share (:func:`nystrom_bench.data.default_cache_dir`), so a set fetched ahead is not downloaded again.
+    """
     from . import data
 
+    if log and data.info(dataset)["source"] == "url":
+        log.info("data cache: %s", data.default_cache_dir(cache_dir))
     X, y, meta = data.obtain(dataset, cache_dir=cache_dir, lock=lock, return_meta=True)
     n_train = -1 if meta["n_train"] is None else meta["n_train"]
     data.save_npz_atomic(out_npz, X=X, y=y, n_train=n_train)

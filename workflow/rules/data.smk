@@ -1,11 +1,13 @@
-# Stage 1: obtain each data set from its source (embedded, synthetic or download) as .npz;
-# downloads are cached under resources/data/raw and their checksums kept in the lock file.
+# Stage 1: obtain each data set from its source (embedded, synthetic or download) as .npz.
+# Downloads go to the one data cache that data.load and `python -m nystrom_bench.data fetch` use
+# too ($NYSTROM_BENCH_DATA, else $XDG_CACHE_HOME/nystrom_bench: nystrom_bench.data.default_cache_dir,
+# resolved in the job, so the path is no param and moving the cache re-runs nothing); their
+# checksums are kept in the lock file.  resources/data/{dataset}.npz is this rule's output only.
 rule obtain:
     output:
         "resources/data/{dataset}.npz",
     params:
         dataset=lambda wildcards: wildcards.dataset,
-        cache=lambda wildcards, output: os.path.dirname(output[0]),
         lock=config.get("data", {}).get("lock", "config/datasets.lock"),
     log:
         "results/logs/obtain/{dataset}.log",

@@ -13,6 +13,12 @@ The registry is ``datasets.yaml`` in this package (validated on load).  Sources:
                       ``<cache_dir>/raw/<name>/`` and checked when reused: a known checksum
                       is verified, and a damaged cached file is made again once.
 
+One data cache serves :func:`load`, :func:`obtain`, ``python -m nystrom_bench.data fetch`` and the
+workflow (:func:`default_cache_dir`): an explicit ``cache_dir`` (``--cache-dir``), else
+``$NYSTROM_BENCH_DATA``, else ``$XDG_CACHE_HOME/nystrom_bench`` (``~/.cache/nystrom_bench``).  A set
+fetched ahead is never downloaded again.  A failed download names the URL once, the path in the
+cache to put the file by hand, and the embedded copy to use instead where one exists (``offline:``).
+
 Splits are deterministic from ``(dataset, seed)`` via :mod:`nystrom_bench.seeding`;
 scaling is fitted on the training part only.  Every file is written atomically
 (:mod:`nystrom_bench.atomic`); :func:`load_npz` reads the workflow's ``.npz`` files
@@ -35,7 +41,7 @@ Modules (everything public is re-exported here):
 >>> s.X_train.shape, s.X_test.shape
 ((309, 10), (133, 10))
 
-Command line: ``python -m nystrom_bench.data list | info NAME | fetch NAME --dest DIR``.
+Command line: ``python -m nystrom_bench.data list | info NAME | fetch NAME [--npz FILE] | cache``.
 """
 
 from __future__ import annotations

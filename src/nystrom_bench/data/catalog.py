@@ -58,6 +58,11 @@ def registry():
     reg = yaml.safe_load(text)
     for name, entry in reg.items():
         _validate_entry(name, entry)
+    for name, entry in reg.items():  # offline: names an embedded copy that needs no download
+        alt = entry.get("offline")
+        if alt is not None and str(reg.get(alt, {}).get("source", "url")).partition(":")[0] in ("url", "none"):
+            raise DataError(f"datasets.yaml entry {name!r}: offline: {alt!r} is not a registered data set "
+                            "that needs no download")
     return reg
 
 

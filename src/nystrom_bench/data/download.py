@@ -33,13 +33,20 @@ import yaml
 
 from .. import atomic
 
-__all__ = ["DownloadError", "fetch", "decompress", "LockFile", "sha256_file"]
+__all__ = ["DownloadError", "fetch", "decompress", "LockFile", "sha256_file", "describe_failures"]
 
 CHUNK = 1 << 16
 
 
 class DownloadError(OSError):
-    """A download that failed for good (after retries, or permanently)."""
+    """A download that failed for good (after retries, or permanently).
+
+    ``failures``: ``[(url, reason, tries), ...]``, each URL tried once listed once with its last
+    reason (empty for errors that are not about reaching a URL, e.g. a corrupt archive)."""
+
+    def __init__(self, message, failures=()):
+        super().__init__(message)
+        self.failures = list(failures)
 
 
 class _Transient(Exception):
@@ -125,7 +132,7 @@ def _download_once(url, fh, timeout, label, stream):
     except urllib.error.HTTPError as exc:
         if 500 <= exc.code < 600 or exc.code in (408, 429):
             raise _Transient(f"HTTP {exc.code}") from None
-        raise DownloadError(f"HTTP {exc.code} {exc.reason} for {url}") from None
+        raise DownloadError(f"HTTP {exc.code} {exc.reason}") from None
     except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise _Transient(f"{type(reason).__name__}: {reason}") from None
@@ -157,9 +164,11 @@ def fetch(urls, dest, *, sha256=None, lock=None, key=None, timeout=30.0, retries
     if progress is None and sys.stderr.isatty():
         progress = sys.stderr
     expected = sha256 or (lock.get(key) if lock is not None and key else None)
-    errors = []
+    failures = []  # (url, last reason, tries): each URL named once in the error
     for url in urls:
+        reason, tries = None, 0
         for attempt in range(max(1, retries)):
+            tries = attempt + 1
             try:
                 with atomic.open_atomic(dest, "wb") as fh:  # renamed onto dest only if the block succeeds
                     digest = _download_once(url, fh, timeout, dest.name, progress)
@@ -172,15 +181,22 @@ def fetch(urls, dest, *, sha256=None, lock=None, key=None, timeout=30.0, retries
                     lock.record(key, digest)
                 return dest
             except _Transient as exc:
-                errors.append(f"{url}: {exc}")
+                reason = str(exc)
                 if attempt + 1 < retries:
                     time.sleep(backoff * 2**attempt)
             except DownloadError as exc:
-                errors.append(str(exc))
                 if "checksum mismatch" in str(exc):
                     raise
+                reason = str(exc)
                 break  # permanent for this URL: next mirror
-    raise DownloadError("; ".join(errors) or "no URL given")
+        failures.append((url, reason, tries))
+    raise DownloadError(describe_failures(failures) or "no URL given", failures)
+
+
+def describe_failures(failures):
+    """``url: reason (3 tries); mirror: reason``: every URL once, with its last reason."""
+    return "; ".join(f"{url}: {reason}" + (f" ({tries} tries)" if tries > 1 else "")
+                     for url, reason, tries in failures)
 
 
 #: what reading a damaged archive raises (bz2/gzip: OSError, EOFError; zip: BadZipFile, zlib.error)

@@ -1,11 +1,14 @@
-"""Url sources: the download cache (``<cache_dir>/raw/<name>/``), its checks, and parsing.
+"""Url sources: the download cache (``<cache_dir>/raw/<name>/``, :func:`default_cache_dir`), its checks,
+and parsing.
 
 Each file of a url source is downloaded once (:func:`~nystrom_bench.data.download.fetch`:
 retries, mirrors, checksums), decompressed once if it is an archive, and then reused.
 A cached file is not trusted blindly:
 
 - a cached download whose SHA-256 is known (the registry's ``sha256:`` or the lock
-  file) is verified; on a mismatch it is deleted and downloaded again (warning);
+  file) is verified; on a mismatch it is deleted and downloaded again (warning); one the
+  lock file does not know yet (fetched ahead without it, or put there by hand) has its
+  SHA-256 recorded once its data pass every check;
 - a cached archive that fails to decompress is deleted and downloaded again, once;
 - a cached file that fails to parse, or whose data do not have the registry's shape
   (or hold non-finite values), is made again once: decompressed again from its
@@ -27,7 +30,7 @@ import numpy as np
 from .download import DownloadError, LockFile, decompress, fetch, sha256_file
 from .errors import DataError
 
-__all__ = ["default_cache_dir", "from_urls", "ARCHIVE_SUFFIXES"]
+__all__ = ["default_cache_dir", "from_urls", "ARCHIVE_SUFFIXES", "CACHE_ENV"]
 
 log = logging.getLogger(__name__)
 
@@ -35,13 +38,28 @@ log = logging.getLogger(__name__)
 ARCHIVE_SUFFIXES = (".bz2", ".gz", ".xz", ".zip")
 
 
-def default_cache_dir():
-    """Where downloads go from Python (like scikit-learn's data home): ``$NYSTROM_BENCH_DATA``, else
-    ``$XDG_CACHE_HOME/nystrom_bench`` (``~/.cache/nystrom_bench``).  The workflow passes its own
-    ``resources/data``."""
-    if os.environ.get("NYSTROM_BENCH_DATA"):
-        return Path(os.environ["NYSTROM_BENCH_DATA"]).expanduser()
+#: the environment variable that names the data cache
+CACHE_ENV = "NYSTROM_BENCH_DATA"
+
+
+def default_cache_dir(cache_dir=None):
+    """The one download cache (like scikit-learn's data home), shared by ``data.load``/``data.obtain``,
+    ``python -m nystrom_bench.data fetch`` and the workflow's ``obtain`` rule: ``cache_dir`` when given,
+    else ``$NYSTROM_BENCH_DATA``, else ``$XDG_CACHE_HOME/nystrom_bench`` (``~/.cache/nystrom_bench``).
+    Raw downloads live in ``<cache>/raw/<name>/``."""
+    if cache_dir:
+        return Path(cache_dir).expanduser()
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "nystrom_bench"
+
+
+def _offline_hint(e):
+    alt = e.get("offline")
+    if alt:
+        return f"Offline alternative: the embedded copy {alt!r} (the same data, no download)."
+    return ("Offline alternative: none for this set; `python -m nystrom_bench.data list` shows the sets "
+            "that need no download (offline: yes).")
 
 
 def _parse(fmt, path, e):
@@ -88,10 +106,12 @@ class _CachedFile:
             fetch(self.urls, self.raw, sha256=self.sha256, lock=self.lock, key=self.key,
                   timeout=self.timeout, retries=self.retries)
         except DownloadError as exc:
-            alt = self.e.get("offline")
-            hint = f" Offline alternative: the embedded data set {alt!r}." if alt else \
-                " Offline alternative: use config/config.yaml (embedded data only)."
-            raise DataError(f"data set {self.name!r}: download failed ({exc}).{hint}") from None
+            if not exc.failures:  # a checksum mismatch: its message says what to do
+                raise DataError(f"data set {self.name!r}: {exc}") from None
+            by_hand = (f"By hand: download {'it' if len(self.urls) == 1 else 'one of them'} elsewhere and "
+                       f"put the file at {self.raw} (in the data cache; ${CACHE_ENV} moves it).")
+            raise DataError(f"data set {self.name!r}: download failed: {exc}. {by_hand} "
+                            f"{_offline_hint(self.e)}") from None
         self.made.add(self.raw)
         self.verified = bool(self._expected())
 
@@ -110,6 +130,13 @@ class _CachedFile:
                         self.plain.unlink(missing_ok=True)  # made from a file we no longer trust
         if not self.raw.exists():
             self._download()
+
+    def remember(self):
+        """Record the SHA-256 of a cached download that the lock file does not know yet (fetched ahead
+        with the command line or put there by hand), once its data have passed every check."""
+        if self.lock is not None and self.raw.exists() and not self._expected():
+            self.lock.record(self.key, sha256_file(self.raw))
+            log.info("%s: its SHA-256 recorded in %s (trust on first use)", self.raw, self.lock.path)
 
     # -- the decompressed copy -------------------------------------------------------------------
     def _decompress(self):
@@ -202,7 +229,7 @@ def from_urls(name, e, cache_dir=None, lock=None, timeout=30.0, retries=3):
     Returns ``(X, y, n_train)``: the files stacked, the training file first
     (``n_train`` its row count; ``None`` without a separate training file).
     """
-    cache_dir = Path(cache_dir or default_cache_dir())
+    cache_dir = default_cache_dir(cache_dir)
     made = [p for p in (*reversed(cache_dir.parents), cache_dir, cache_dir / "raw", cache_dir / "raw" / name)
             if not p.exists()]
     try:
@@ -232,6 +259,9 @@ def _from_urls(name, e, cache_dir, lock, timeout, retries):
         paths = ", ".join(str(f.plain) for f in files)
         raise DataError(f"data set {name!r}: {problem}; the file may be truncated or a different version "
                         f"({paths}): delete {cache_dir / 'raw' / name}/ and run again")
+    if _problem(e, parts) is None:  # only data that pass every check vouch for a cached file
+        for f in files:
+            f.remember()
     X = np.vstack([p[0] for p in parts])
     y = np.concatenate([p[1] for p in parts])
     n_train = next((len(p[0]) for f, p in zip(files, parts, strict=True) if f.role == "train"), None)
