@@ -90,3 +90,40 @@ def test_auto_solver_rule(monkeypatch):
     assert KRR(gamma=0.5, n_landmarks=40, random_state=0).fit(X, y).solver_ == "direct"
     assert KRR(gamma=0.5, n_landmarks=150, random_state=0).fit(X, y).solver_ == "cg"
 
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_auto_streams_large_C_and_keeps_small_fits(monkeypatch, fit_intercept):
+    """Above AUTO_CG_WORK with C over AUTO_HOLD_BYTES, "auto" never holds C: the streamed direct solve (a
+    float32 C^T C factor refined by CG on float64 blocks) -- the direct solve's predictions to cg_tol; below
+    AUTO_CG_WORK the fit is the exact direct one, bit for bit."""
+    from nystrom_bench.learners import krr
+
+    X, y, _ = _problem()
+    kw = dict(gamma=0.5, alpha=0.1, n_landmarks=40, random_state=0, fit_intercept=fit_intercept)
+    direct = KRR(solver="direct", **kw).fit(X, y)
+    small = KRR(**kw).fit(X, y)
+    assert small.solver_ == "direct" and not hasattr(small, "n_iter_")
+    np.testing.assert_array_equal(small.predict(X), direct.predict(X))
+    monkeypatch.setattr(krr, "AUTO_CG_WORK", 1.0)
+    monkeypatch.setattr(krr, "AUTO_HOLD_BYTES", 0)
+    big = KRR(cg_tol=1e-12, **kw).fit(X, y)
+    assert big.solver_ == "direct" and big.n_iter_ >= 1
+    np.testing.assert_allclose(big.predict(X), direct.predict(X), rtol=1e-8, atol=1e-10)
+    truncated = KRR(rank=20, **kw).fit(X, y)  # rank truncation and sample weights: the exact direct solve
+    assert truncated.solver_ == "direct" and not hasattr(truncated, "n_iter_")
+    weighted = KRR(**kw).fit(X, y, sample_weight=np.ones(len(y)))
+    assert weighted.solver_ == "direct" and not hasattr(weighted, "n_iter_")
+    monkeypatch.setattr(krr, "AUTO_HOLD_BYTES", 2**40)  # C fits: CG with C held, as before
+    assert KRR(cg_tol=1e-12, **kw).fit(X, y).solver_ == "cg"
+
+
+def test_gram_float32_of_float64_blocks():
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(700, 3)), rng.normal(size=(700, 2))
+    k = kernels.make("gaussian", gamma=0.5)
+    G64, b64 = k.gram(X, X[:50], Y)
+    G32, b32 = k.gram(X, X[:50], Y, gram_dtype="float32")
+    np.testing.assert_array_equal(b32, b64)  # C^T y from the float64 blocks
+    np.testing.assert_allclose(G32, G64, rtol=1e-5, atol=1e-5 * np.abs(G64).max())
+    assert not np.array_equal(G32, G64)

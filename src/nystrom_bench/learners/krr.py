@@ -47,6 +47,13 @@ AUTO_CG_WORK = 1e11
 #: blocks, O(n c d), while the direct solve pays O(n c^2) once).  Measured (n = 10^5, d = 90, c = 3,000,
 #: AVX-512, 2 threads, C streamed under a 2 GiB budget): direct 19.6 s, CG 168 s (49 iterations to 1e-8).
 AUTO_CG_PER_FEATURE = 40
+#: ... and holds C between iterations only when it takes at most this many bytes (and fits the solver's
+#: budget); above it, ``"auto"`` never materialises C: CG streams its blocks (c >= AUTO_CG_PER_FEATURE d), or
+#: the direct solve runs streamed -- ``C^T C`` a float32 SYRK of the float64 blocks cast per chunk, its
+#: Cholesky factor refined by CG on the float64 blocks to ``cg_tol`` (float64 accuracy, O(c^2) memory).
+#: Measured (``make bench``, n = 10^5, d = 90, c = 3,000, 2 cores): C held (the rule before) 0.51x
+#: scikit-learn's memory; streamed direct 0.1x at 3-4x its speed, the same test RMSE.
+AUTO_HOLD_BYTES = 256 * 2**20
 
 
 class KRR(RegressorMixin, BaseEstimator):
@@ -257,7 +264,7 @@ class KRR(RegressorMixin, BaseEstimator):
                 solve = lambda B: op.solve(self.alpha, B)  # noqa: E731
             dual, b = self._bordered(solve, Y)
             self.X_fit_ = X
-        elif self._use_cg(n, sw) or self._refined_float32(sw):
+        elif self._use_cg(n, sw) or self._refined_float32(sw) or self._streamed_direct(n, sw):
             landmarks = self._choose_landmarks(X, y, kern)
             if isinstance(landmarks, approx.Sketch):
                 raise ValueError("KRR(solver='cg') needs landmark points, not a sketch; use solver='direct'"
@@ -270,11 +277,15 @@ class KRR(RegressorMixin, BaseEstimator):
                 raise ValueError("KRR(solver='cg') needs alpha > 0")
             from ..solvers import nystrom_cg
 
-            # float32 direct: the float32 C^T C's Cholesky factor, refined by CG on the blocks themselves
+            # direct (float32 blocks, or "auto" with float64 blocks above AUTO_HOLD_BYTES): a float32 C^T C's
+            # Cholesky factor, refined by CG on the blocks themselves; O(c^2) memory, C never held
+            streamed64 = self.solver_ == "direct" and self.dtype == "float64"
             res = nystrom_cg(X, kern, Z, Y, self.alpha, center=self.fit_intercept, tol=self.cg_tol,
                              max_iter=self.cg_max_iter,
                              preconditioner="falkon" if self.solver_ == "cg" else "gram",
-                             store_budget=None if self.solver_ == "cg" else 0)  # direct: O(c^2) memory
+                             store_budget=(self._hold_budget() if self.solver == "auto" else None)
+                             if self.solver_ == "cg" else 0,
+                             gram_dtype="float32" if streamed64 else None)
             beta, b = res["beta"], res["intercept"]
             self.landmarks_, self.component_indices_, self.rank_ = Z, idx, len(Z)
             self.n_iter_, self.cg_residuals_ = res["n_iter"], res["residuals"]
@@ -336,15 +347,34 @@ class KRR(RegressorMixin, BaseEstimator):
 
     def _use_cg(self, n, sw):
         """Whether this LLA/NCR fit runs the iterative solver (sets ``solver_``)."""
-        from .. import solvers
-
-        c = self.n_landmarks if self.landmarks is None else len(np.asarray(self.landmarks))
+        c = self._n_landmarks(n)
         cg = (self.approximation == "nystrom" and self.mode in ("lla", "ncr") and sw is None
-              and (self.solver == "cg" or (self.solver == "auto" and n * float(min(c, n)) ** 2 > AUTO_CG_WORK
-                                           and (np.dtype(self.dtype).itemsize * n * c <= solvers.STORE_BUDGET_BYTES
+              and (self.solver == "cg" or (self.solver == "auto" and n * float(c) ** 2 > AUTO_CG_WORK
+                                           and (np.dtype(self.dtype).itemsize * n * c <= self._hold_budget()
                                                 or c >= AUTO_CG_PER_FEATURE * self.n_features_in_))))
         self.solver_ = "cg" if cg else "direct"
         return cg
+
+    def _n_landmarks(self, n):
+        return min(self.n_landmarks if self.landmarks is None else len(np.asarray(self.landmarks)), n)
+
+    @staticmethod
+    def _hold_budget():
+        """Bytes of C that ``solver="auto"`` holds between CG iterations (``AUTO_HOLD_BYTES``, at most the
+        solver's budget)."""
+        from .. import solvers
+
+        return min(AUTO_HOLD_BYTES, solvers.STORE_BUDGET_BYTES)
+
+    def _streamed_direct(self, n, sw):
+        """Whether ``solver="auto"`` runs the streamed direct solve with float64 blocks: above ``AUTO_CG_WORK``
+        where CG was not chosen and C (8 n c bytes) exceeds ``AUTO_HOLD_BYTES``.  Below that the direct solve
+        is the exact one (moments streamed, W's eigendecomposition): small fits are unchanged."""
+        c = self._n_landmarks(n)
+        return (self.solver == "auto" and self.dtype == "float64" and self.approximation == "nystrom"
+                and self.mode in ("lla", "ncr") and sw is None and self.rank is None
+                and not isinstance(self.landmarks, approx.Sketch) and self.alpha > 0
+                and n * float(c) ** 2 > AUTO_CG_WORK and 8.0 * n * c > self._hold_budget())
 
     def _refined_float32(self, sw):
         """Whether this float32 direct LLA/NCR fit is refined by CG (the float32 C^T C alone loses accuracy
