@@ -38,3 +38,43 @@ def test_readme_extending_study_runs():
     assert sorted((r["method"], r["coords"]["m"]) for r in rows) == [("rls", 10), ("rls", 20), ("uniform", 10),
                                                                       ("uniform", 20)]
     assert all(r["metrics"]["test_mse"] > 0 for r in rows)
+
+
+def _slug(heading):
+    """GitHub's anchor of a Markdown heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_readme_links_point_at_real_anchors_and_reports():
+    """In-page links name a heading; reports/<name>.pdf links name a study block of the default config
+    (or the summary), i.e. a PDF that `make reproduce` writes."""
+    text = README.read_text()
+    anchors = {_slug(h) for h in re.findall(r"^#+ (.+)$", text, flags=re.M)}
+    links = re.findall(r"\]\(#([^)]+)\)", text)
+    assert links and not [a for a in links if a not in anchors]
+    config = yaml.safe_load((README.parent / "config" / "config.yaml").read_text())
+    pdfs = set(re.findall(r"\]\(reports/([\w-]+)\.pdf\)", text))
+    assert pdfs and not pdfs - set(config["studies"]) - {"summary"}
+
+
+def test_choosing_parameters_cites_guide_rows_and_questions_that_exist():
+    """The table under "Choosing parameters" links evidence, never copies it: each guide row and answer it
+    names by its label must be one that nystrom_bench.findings writes."""
+    import inspect
+
+    from nystrom_bench import findings
+
+    text = README.read_text()
+    section = text.split("### Choosing parameters", 1)[1].split("The defaults, measured.", 1)[0]
+    source = inspect.getsource(findings._guide)
+    rows = re.findall(r"guide rows? \*([^*]+)\*", section) + re.findall(r"\(\*([^*]+)\*; \*([^*]+)\*\)", section)
+    labels = [p.strip() for r in rows for p in (r if isinstance(r, tuple) else (r,))]
+    assert len(labels) >= 5
+    for label in labels:
+        for part in label.split(", "):  # "regression, 10^4 and more": the task and n columns
+            part = re.sub(r"^(landmark count|kernel width) \((\w+)\)$", r"\1", part)
+            assert f'"{part}' in source or f"{part} (" in source or f'"{part}"' in source, part
+    questions = {q["question"] for q in findings.QUESTIONS}
+    asked = re.findall(r"answer \*([^*]+)\*", section)
+    assert asked and set(asked) <= questions
