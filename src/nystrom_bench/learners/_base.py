@@ -23,6 +23,20 @@ def _psd_solve(A, b):
         return linalg.lstsq(A, b, cond=approx.RCOND, check_finite=False)[0]
 
 
+def _check_weights(sample_weight, X, where):
+    """``sample_weight`` validated for a fit on X: None, or a float64 (n,) array of finite weights >= 0 with a
+    positive sum (scikit-learn's checks and messages, then the sum).  Every estimator here that takes
+    ``sample_weight`` calls this, so a negative, NaN or infinite weight is a ValueError everywhere."""
+    if sample_weight is None:
+        return None
+    from sklearn.utils.validation import _check_sample_weight
+
+    sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    if not sw.sum() > 0:
+        raise ValueError(f"{where}: sample_weight sums to 0; give at least one sample a positive weight")
+    return sw
+
+
 def _as_columns(a):
     a = np.asarray(a, dtype=np.float64)
     return a[:, None] if a.ndim == 1 else a

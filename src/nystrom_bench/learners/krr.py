@@ -35,6 +35,7 @@ from ._base import (
     DEFAULT_ALPHA,
     DEFAULT_N_LANDMARKS,
     _as_columns,
+    _check_weights,
     _choose_landmarks,
     _estimator_kernel,
     _psd_solve,
@@ -230,12 +231,9 @@ class KRR(RegressorMixin, BaseEstimator):
 
         ``sample_weight`` (n,): weighted squared loss ``sum_i s_i (f(x_i) - y_i)^2`` (scikit-learn's
         ``KernelRidge`` convention for the exact fit).  Landmarks are chosen without the weights."""
-        from sklearn.utils.validation import _check_sample_weight
-
         self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True, multi_output=True, dtype=np.float64)
-        sw = None if sample_weight is None else _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                                                     ensure_non_negative=True)
+        sw = _check_weights(sample_weight, X, "KRR")
         if sw is not None and self.solver == "cg" and self.approximation == "nystrom" and self.mode != "gsa":
             raise ValueError("KRR: solver='cg' does not take sample_weight (weighted fits are solved directly); use "
                              "solver='direct' or 'auto', or repeat the rows instead of weighting them")

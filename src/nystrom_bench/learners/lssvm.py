@@ -21,11 +21,13 @@ from ._base import (
     _LANDMARK_CONSTRAINTS,
     DEFAULT_ALPHA,
     DEFAULT_N_LANDMARKS,
+    _check_weights,
     _choose_landmarks,
     _class_indices,
     _estimator_kernel,
     _keep_landmarks,
     _landmark_expansion,
+    _psd_solve,
 )
 
 
@@ -174,7 +176,7 @@ class LSSVM(ClassifierMixin, BaseEstimator):
     # the same landmark choice (explicit indices / points / sketch, or the sampler) as KRR
     _choose_landmarks = _choose_landmarks
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the LSSVM.
 
         Parameters
@@ -183,6 +185,17 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Class labels (any type :func:`numpy.unique` sorts: ints, strings, ...);
             at least two classes.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Suykens' weighted LS-SVM: sample i's squared error is weighted by ``v_i``.  The primal
+            ``min 1/2 ||w||^2 + 1/(2 s) sum_i v_i e_i^2`` subject to ``y_i = w^T phi(x_i) + b + e_i`` has the
+            Lagrangian stationarity conditions ``w = sum_i a_i phi(x_i)``, ``sum_i a_i = 0`` and
+            ``a_i = v_i e_i / s``, so ``e_i = s a_i / v_i`` and the bordered system becomes
+            ``[0 1^T; 1 K + s V^-1] [b; a] = [0; y]``, ``V = diag(v)``: the ridge term of sample i scaled by
+            ``1 / v_i``.  It is solved as ``(K + s V^-1)^-1 = V^1/2 (V^1/2 K V^1/2 + s I)^-1 V^1/2`` (Cholesky,
+            or Woodbury on ``V^1/2 K~ V^1/2`` with the Nystrom factor), so a zero weight removes the sample
+            (``a_i = 0``).  An integer weight equals repeating the row (``l`` in ``s = mu l`` is the sum of the
+            weights; landmarks drawn by a sampler depend on the rows, so with a sampler the equality holds
+            for the same landmarks).  Negative or non-finite weights are an error.
 
         Returns
         -------
@@ -190,6 +203,7 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
+        sw = _check_weights(sample_weight, X, "LSSVM")
         y_idx = _class_indices(self, y)
         t0 = time.perf_counter()
         for name in self._FIT_ATTRS:
@@ -198,7 +212,7 @@ class LSSVM(ClassifierMixin, BaseEstimator):
             Y = np.where(y_idx == 1, 1.0, -1.0)[:, None]
         else:
             Y = np.where(y_idx[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
-        kern = _estimator_kernel(self, X, "LSSVM", require_psd=True)
+        kern = _estimator_kernel(self, X, "LSSVM", require_psd=True, sample_weight=sw)
         self.kernel_ = kern
         if self.approximation == "exact":
             op = approx.build("exact", X, kern)
@@ -208,8 +222,23 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         # [0 1^T; 1 A] [b; a] = [0; y], A = K + mu l I: solve A [u, v] = [y, 1] once, then
         # b = 1^T u / 1^T v and a = u - b v
         n, t = Y.shape
-        shift = DEFAULT_ALPHA if self.mu is None else self.mu * n  # None: K + alpha I as KRR's default
-        sol = op.solve(shift, np.column_stack([Y, np.ones(n)]))
+        l_eff = n if sw is None else float(sw.sum())  # weighted: the number of samples the weights count
+        shift = DEFAULT_ALPHA if self.mu is None else self.mu * l_eff  # None: K + alpha I as KRR's default
+        rhs = np.column_stack([Y, np.ones(n)])
+        if sw is None:
+            sol = op.solve(shift, rhs)
+        else:  # (K + s V^-1)^-1 = R (R K R + s I)^-1 R, R = V^1/2 (see fit's docstring)
+            r = np.sqrt(sw)[:, None]
+            if self.approximation == "exact":
+                A = r * op.K * r.T
+                A.flat[:: n + 1] += shift
+                sol = r * _psd_solve(A, r * rhs)
+            else:  # Woodbury on (R F)(R F)^T + s I, F = C T the Nystrom factor
+                Fw = r * op.factor()
+                inner = Fw.T @ Fw
+                inner.flat[:: inner.shape[0] + 1] += shift
+                Bw = r * rhs
+                sol = r * (Bw - Fw @ _psd_solve(inner, Fw.T @ Bw)) / shift
         u, v = sol[:, :t], sol[:, t]
         b = u.sum(axis=0) / v.sum()
         a = u - np.outer(v, b)

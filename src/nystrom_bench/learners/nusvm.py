@@ -16,6 +16,7 @@ from ._base import (
     _KERNEL_CONSTRAINTS,
     _LANDMARK_CONSTRAINTS,
     DEFAULT_N_LANDMARKS,
+    _check_weights,
     _choose_landmarks,
     _class_indices,
     _estimator_kernel,
@@ -29,9 +30,11 @@ def _ovo_pairs(n_classes):
     return [(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)]
 
 
-def max_feasible_nu(y):
-    """The largest nu a nu-SVM accepts for labels y: ``min 2 min(n_i, n_j) / (n_i + n_j)`` over the class pairs."""
-    counts = np.unique(y, return_counts=True)[1]
+def max_feasible_nu(y, sample_weight=None):
+    """The largest nu a nu-SVM accepts for labels y: ``min 2 min(n_i, n_j) / (n_i + n_j)`` over the class pairs
+    (with ``sample_weight``, ``n_i`` is the summed weight of class i, as libsvm counts it)."""
+    labels, inverse = np.unique(y, return_inverse=True)
+    counts = np.bincount(inverse.ravel(), weights=sample_weight, minlength=len(labels))
     if len(counts) < 2:
         raise ValueError("max_feasible_nu needs at least 2 classes")
     # 2 a / (a + b) = 2 / (1 + b / a) (a <= b) is smallest for the rarest class against the largest
@@ -241,17 +244,17 @@ class NuSVM(ClassifierMixin, BaseEstimator):
 
     _choose_landmarks = _choose_landmarks
 
-    def _check_nu(self, y_idx):
-        bound = max_feasible_nu(y_idx)
+    def _check_nu(self, y_idx, sw=None):
+        bound = max_feasible_nu(y_idx, sw)
         if self.nu > bound:  # the tightest pair: the rarest class against the largest
-            counts = np.bincount(y_idx)
+            counts = np.bincount(y_idx, weights=sw)
             i, j = sorted((int(np.argmin(counts)), int(np.argmax(counts))))
             raise ValueError(
                 f"NuSVM: nu={self.nu:g} is infeasible for the classes {str(self.classes_[i])!r} ({counts[i]} samples) "
                 f"and {str(self.classes_[j])!r} ({counts[j]}): nu must be <= 2 min(n_i, n_j) / (n_i + n_j) = "
                 f"{bound:.4g}; choose a smaller nu")
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the nu-SVM (all one-vs-one problems).
 
         Parameters
@@ -259,6 +262,11 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             Class labels (ints, strings, ...); at least two classes.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights, passed to scikit-learn's ``NuSVC`` (libsvm scales sample i's bound on its dual
+            coefficient by its weight; a zero weight removes the sample).  The feasibility bound on nu uses
+            the classes' summed weights.  Landmarks are chosen without the weights.  Negative or non-finite
+            weights are an error.
 
         Returns
         -------
@@ -268,24 +276,36 @@ class NuSVM(ClassifierMixin, BaseEstimator):
 
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
+        sw = _check_weights(sample_weight, X, "NuSVM")
         y_idx = _class_indices(self, y)
+        if sw is not None and np.bincount(y_idx, weights=sw).min() <= 0:
+            empty = self.classes_[np.bincount(y_idx, weights=sw) <= 0]
+            raise ValueError(f"NuSVM: class(es) {empty.tolist()!r} have zero total sample_weight; give every class "
+                             "a positive weight or remove its samples")
         self.pairs_ = _ovo_pairs(len(self.classes_))
-        self._check_nu(y_idx)
+        self._check_nu(y_idx, sw)
         t0 = time.perf_counter()
         for name in self._FIT_ATTRS:
             self.__dict__.pop(name, None)
-        kern = _estimator_kernel(self, X, "NuSVM", require_psd=True)
+        kern = _estimator_kernel(self, X, "NuSVM", require_psd=True, sample_weight=sw)
         self.kernel_ = kern
         svc = NuSVC(nu=self.nu, tol=self.tol, max_iter=self.max_iter, cache_size=self.cache_size,
                     decision_function_shape="ovo")
+        # zero weights: libsvm drops those rows and numbers support_ within the rest; drop them here, so
+        # that the support indices map back to X
+        keep = None if sw is None or (sw > 0).all() else np.flatnonzero(sw > 0)
+        rows = slice(None) if keep is None else keep
+        sw_rows = None if sw is None else sw[rows]
         if self.approximation == "exact":
-            svc.set_params(kernel="precomputed").fit(kern(X), y_idx)
+            svc.set_params(kernel="precomputed").fit(kern(X[rows]), y_idx[rows], sample_weight=sw_rows)
         else:
             y_pm = np.where(y_idx == (1 if len(self.classes_) == 2 else 0), 1.0, -1.0)
             op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, y_pm, kern), rank=self.rank)
             F = op.factor()
-            svc.set_params(kernel="linear").fit(F, y_idx)
+            svc.set_params(kernel="linear").fit(F[rows], y_idx[rows], sample_weight=sw_rows)
         support, A, b = _ovo_duals(svc)
+        if keep is not None:
+            support = keep[support]
         self.support_, self.support_vectors_, self.dual_coef_, self.intercept_ = support, X[support], A, b
         self.rho_ = self.nu / np.abs(A).sum(axis=1)  # libsvm's rescaled a has sum |a| = nu / rho
         self.n_iter_ = np.asarray(svc.n_iter_)
