@@ -400,6 +400,30 @@ def test_adding_a_dataset_runs_one_job_and_a_title_only_the_report(copy_of):
     assert not {"run", "aggregate", "stats", "figures", "obtain", "split"} & set(jobs), jobs
 
 
+def _reversed_keys(obj):
+    """``obj`` with the keys of every mapping in it in reverse order (lists keep theirs)."""
+    if isinstance(obj, dict):
+        return {k: _reversed_keys(obj[k]) for k in reversed(list(obj))}
+    return [_reversed_keys(v) for v in obj] if isinstance(obj, list) else obj
+
+
+@pytest.mark.slow
+def test_reordering_the_keys_of_every_block_schedules_no_job(copy_of):
+    # same meaning, every mapping (studies, blocks, methods, kernels, params) written in reverse
+    # key order: Snakemake compares params by repr, and the workflow's params are canonical
+    shuffled = _reversed_keys(copy.deepcopy(TINY))
+    assert list(shuffled["studies"]) != list(TINY["studies"])
+    # under the same file name: the summary names the config file it ran
+    res = snakemake(copy_of, "-n", "--configfile", _write(copy_of, "tiny.yaml", shuffled))
+    assert not _jobs_listed(res.stdout + res.stderr), res.stdout[-3000:]
+    # and a real change still schedules its jobs
+    changed = copy.deepcopy(shuffled)
+    block = changed["studies"]["krr"]
+    block["params"] = {**(block.get("params") or {}), "alpha": 0.123}
+    res = snakemake(copy_of, "-n", "--configfile", _write(copy_of, "changed.yaml", changed))
+    assert _jobs_listed(res.stdout + res.stderr).get("run", 0) >= 1
+
+
 @pytest.mark.slow
 def test_removing_a_dataset_deletes_its_mlflow_runs(copy_of):
     fewer = copy.deepcopy(TINY)

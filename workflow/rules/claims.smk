@@ -13,8 +13,8 @@ rule claims:
         ),
         per_study=expand("results/{study}/claims.csv", study=STUDIES),
     params:
-        infos=lambda wildcards: {s: analysis_params(SimpleNamespace(study=s)) for s in STUDIES},
-        studies=list(STUDIES),
+        infos=lambda wildcards: canonical({s: analysis_params(SimpleNamespace(study=s)) for s in STUDIES}),
+        studies=canonical(KeyList(STUDIES)),
     log:
         "results/logs/claims.log",
     benchmark:

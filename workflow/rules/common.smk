@@ -8,7 +8,7 @@ from nystrom_bench import papers as _papers
 from nystrom_bench import studies as _studies
 from nystrom_bench.config import ConfigError, all_seeds, check, study_jobs
 from nystrom_bench.jobs import analysis_info
-from nystrom_bench.provenance import config_hash
+from nystrom_bench.provenance import KeyList, canonical, config_hash
 
 try:
     STUDIES = check(config)
@@ -41,9 +41,11 @@ def job_inputs(wildcards):
     }
 
 
+# Every params value below is canonical(...): Snakemake compares params by repr, and the same
+# block written with its keys in another order must schedule no job.
 def job_config(wildcards):
     """The slice of the study block this job depends on (a title or resource change re-runs nothing)."""
-    return KINDS[wildcards.study].job_config(STUDIES[wildcards.study], _job(wildcards))
+    return canonical(KINDS[wildcards.study].job_config(STUDIES[wildcards.study], _job(wildcards)))
 
 
 def job_resource(key):
@@ -55,12 +57,13 @@ def run_files(wildcards):
 
 
 def job_keys(wildcards):
-    return [f"{wildcards.study}/{j}" for j in JOBS[wildcards.study]]
+    return canonical(KeyList(f"{wildcards.study}/{j}" for j in JOBS[wildcards.study]))
 
 
 def analysis_params(wildcards):
     """What the stats and figures stages need of a study: nothing a title change touches."""
-    return analysis_info(KINDS[wildcards.study], STUDIES[wildcards.study])
+    info = analysis_info(KINDS[wildcards.study], STUDIES[wildcards.study])
+    return canonical({**info, "methods": KeyList(info["methods"])})
 
 
 def study_report_params(wildcards):
@@ -68,14 +71,14 @@ def study_report_params(wildcards):
     block = STUDIES[wildcards.study]
     # the block as the report prints it: resources (threads, mem_mb, runtime) change no number
     shown = {k: v for k, v in block.items() if k not in ("threads", "mem_mb", "runtime")}
-    return {
+    return canonical({
         **analysis_params(wildcards),
         "study": wildcards.study,
         "title": block.get("title", kind.title),
         "description": kind.description,
         "config": shown,
         "config_hash": config_hash(shown),
-    }
+    })
 
 
 def all_targets():

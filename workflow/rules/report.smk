@@ -71,7 +71,7 @@ rule summary:
         ),
         markdown="reports/FINDINGS.md",
     params:
-        infos=lambda wildcards: {s: study_report_params(SimpleNamespace(study=s)) for s in STUDIES},
+        infos=lambda wildcards: canonical({s: study_report_params(SimpleNamespace(study=s)) for s in STUDIES}),
         title=config.get("report", {}).get("title", "nystrom-bench"),
         config_name=", ".join(os.path.relpath(f) for f in workflow.configfiles) or "config/config.yaml",
     log:
