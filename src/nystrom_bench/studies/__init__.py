@@ -110,6 +110,22 @@ class Trial:
     cache: dict = field(default_factory=dict)  #: shared by the trials of one (data set, seed)
     log: Any = None
 
+    def shared(self, key, make):
+        """``make()`` once per (data set, seed) and ``key``: work several methods reuse.
+
+        ``make`` must depend only on what ``key`` and the (data set, seed) name -- never on this
+        trial's method or its ``rng`` -- so that the methods' order cannot change a row (draw
+        randomness from :meth:`stream`).
+        """
+        if key not in self.cache:
+            self.cache[key] = make()
+        return self.cache[key]
+
+    def stream(self, *names):
+        """A fresh random stream of this (study, data set, seed) and ``names``, the same for every
+        method that asks (``names=()``: the stream a trial's ``rng`` starts as by default)."""
+        return seeding.rng(self.seed, self.study, self.dataset, *names)
+
 
 class Study:
     """Base class of a study kind (see module docstring)."""

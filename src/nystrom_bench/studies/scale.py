@@ -139,12 +139,21 @@ class ScaleStudy(Study):
                    mode="lla", alpha=params["lam"] * coords.get("n", 1), **opts)
 
     # -- one cell ----------------------------------------------------------------------------------
+    @staticmethod
+    def _draws(trial):
+        """``(permutation of the training part, landmark seed)`` of this (data set, seed), drawn in
+        that order from the (data set, seed)'s own stream: the same whichever method asks first."""
+        def draw():
+            rng = trial.stream()
+            perm = rng.permutation(len(trial.split.y_train))
+            return perm, int(rng.integers(2**31))
+
+        return trial.shared("draws", draw)
+
     def _subset(self, trial, n):
         """The first n of one random permutation of the training part per (data set, seed): nested
         subsets, the same for every method."""
-        perm = trial.cache.get("perm")
-        if perm is None:
-            perm = trial.cache["perm"] = trial.rng.permutation(len(trial.split.y_train))
+        perm, _ = self._draws(trial)
         if n > len(perm):
             raise ValueError(f"params.n = {n} exceeds the {len(perm)} training points of {trial.dataset!r}")
         return np.sort(perm[:n])
@@ -158,13 +167,8 @@ class ScaleStudy(Study):
         alpha = p["lam"] * n
         landmarks = None
         if m is not None:  # the same m landmarks for every method of this (seed, n, m)
-            if "landmark_seed" not in trial.cache:  # drawn once per (data set, seed), after the permutation
-                trial.cache["landmark_seed"] = int(trial.rng.integers(2**31))
-            key = ("landmarks", n, m)
-            if key not in trial.cache:
-                rng = np.random.default_rng(trial.cache["landmark_seed"])
-                trial.cache[key] = np.sort(rng.choice(n, m, replace=False))
-            landmarks = trial.cache[key]
+            landmarks = trial.shared(("landmarks", n, m), lambda: np.sort(
+                np.random.default_rng(self._draws(trial)[1]).choice(n, m, replace=False)))
         gamma = trial.kernel.gamma
 
         if approach == "sklearn":
