@@ -42,7 +42,7 @@ import time
 import numpy as np
 from scipy import linalg
 
-from .kernels import as_2d, crossprod, make, matmul, matmul_t
+from .kernels import as_2d, crossprod, issparse, make, matmul, matmul_t
 
 __all__ = [
     "KernelOperator", "ExactOperator", "LowRankOperator", "NystromOperator", "ModifiedNystromOperator",
@@ -108,12 +108,16 @@ def build(name, X, kernel, dtype=None, **options):
     if kernel.dtype != np.float64 and (name != "nystrom" or isinstance(options.get("landmarks"), Sketch)):
         raise ValueError(f"approx.build({name!r}): dtype={kernel.dtype.name!r} is supported by the "
                          "nystrom operator from landmarks only; use dtype='float64'")
-    X = as_2d(X)
-    if not np.isfinite(X).all():
-        raise ValueError(f"approx.build({name!r}): X contains NaN or infinity ({int(np.sum(~np.isfinite(X)))} "
+    X = as_2d(X)  # a sparse X stays sparse (CSR): every operator but mcm evaluates its kernel blocks on it
+    if issparse(X) and name == "mcm":
+        raise ValueError("approx.build('mcm'): the multilevel circulant approximation needs dense X (distances "
+                         "on its grid); use X.toarray(), or one of " + ", ".join(n for n in available() if n != "mcm"))
+    values = X.data if issparse(X) else X
+    if not np.isfinite(values).all():
+        raise ValueError(f"approx.build({name!r}): X contains NaN or infinity ({int(np.sum(~np.isfinite(values)))} "
                          "entries); remove or impute them first (e.g. sklearn.impute.SimpleImputer)")
     lm = options.get("landmarks")
-    if lm is not None and not isinstance(lm, Sketch):
+    if lm is not None and not isinstance(lm, Sketch) and not issparse(lm):
         L = np.asarray(lm)
         if L.ndim == 2 and (L.shape[1] != X.shape[1] or not np.isfinite(L.astype(np.float64)).all()):
             raise ValueError(f"approx.build({name!r}): landmark points must be finite, of shape (c, {X.shape[1]}); "
@@ -223,7 +227,7 @@ class KernelOperator:
             parts.append(f"rank={int(rank)}")
         Z = getattr(self, "Z", None)
         if Z is not None:
-            parts.append(f"landmarks={len(Z)}")
+            parts.append(f"landmarks={Z.shape[0]}")
         kern = getattr(self, "kernel", None)
         if kern is not None:
             params = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in kern.params().items())
@@ -242,7 +246,7 @@ class ExactOperator(KernelOperator):
     def __init__(self, X, kernel):
         self.X, self.kernel = X, kernel
         self.K = kernel(X)
-        self.rank = len(X)
+        self.rank = X.shape[0]
         self._eig = None
         self._chol = {}
 
@@ -390,12 +394,19 @@ class LowRankOperator(KernelOperator):
 
 
 def _landmark_points(X, landmarks, name):
+    """``(Z, indices or None)``.  Landmarks that are rows of a sparse X stay sparse (CSR, m x d): memory
+    O(their non-zeros) whatever d, and the kernel blocks take sparse @ sparse^T products."""
+    if issparse(landmarks):
+        Z = as_2d(landmarks, "landmarks")
+        if Z.shape[1] != X.shape[1]:
+            raise ValueError(f"{name}: landmark points have {Z.shape[1]} features, X has {X.shape[1]}")
+        return Z, None
     landmarks = np.asarray(landmarks)
     if landmarks.ndim == 1:
         if not np.issubdtype(landmarks.dtype, np.integer):
             raise ValueError(f"{name}: 1-D landmarks must be integer indices into X")
-        if landmarks.size == 0 or landmarks.min() < 0 or landmarks.max() >= len(X):
-            raise ValueError(f"{name}: landmark indices must lie in [0, {len(X)})")
+        if landmarks.size == 0 or landmarks.min() < 0 or landmarks.max() >= X.shape[0]:
+            raise ValueError(f"{name}: landmark indices must lie in [0, {X.shape[0]})")
         return X[landmarks], landmarks
     Z = as_2d(landmarks, "landmarks")
     if Z.shape[1] != X.shape[1]:
@@ -431,8 +442,8 @@ class NystromOperator(LowRankOperator):
             raise ValueError("nystrom: pass landmarks= (indices into X, (c, d) points, or a Sketch)")
         if isinstance(landmarks, Sketch):
             S = np.asarray(landmarks)
-            if S.ndim != 2 or S.shape[0] != len(X):
-                raise ValueError(f"nystrom: a sketch must have shape (n, c) = ({len(X)}, c)")
+            if S.ndim != 2 or S.shape[0] != X.shape[0]:
+                raise ValueError(f"nystrom: a sketch must have shape (n, c) = ({X.shape[0]}, c)")
             C = kernel.mmv(X, X, S)
             return cls(X, kernel, C, S.T @ C, rank, S=S)
         Z, idx = _landmark_points(X, landmarks, "nystrom")

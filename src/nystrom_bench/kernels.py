@@ -79,7 +79,21 @@ __all__ = [
 DEFAULT_BLOCK_BYTES = 4 * 2**20
 
 
+def issparse(X):
+    """Whether X is a SciPy sparse matrix or array."""
+    from scipy import sparse
+
+    return sparse.issparse(X)
+
+
 def as_2d(X, name="X"):
+    """X as a float64 2-D array; a sparse X (any SciPy format) as a float64 CSR matrix -- kernel blocks take
+    rows of it -- never densified (a CSC X is converted once, O(nnz))."""
+    if issparse(X):
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be 2-D of shape (n_samples, n_features), got shape {X.shape}")
+        X = X.tocsr()
+        return X if X.dtype == np.float64 else X.astype(np.float64)
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
@@ -117,6 +131,31 @@ def matmul(A, B, chunk_bytes=4 * 2**20):
     out = np.empty((A.shape[0],) + B.shape[1:])
     for i in range(0, A.shape[0], rows):
         out[i:i + rows] = A[i:i + rows].astype(np.float64) @ B
+    return out
+
+
+def n_rows(X):
+    """Number of rows of a dense or sparse 2-D X (``len`` is not defined for a sparse matrix)."""
+    return X.shape[0]
+
+
+def row_sq_norms(X):
+    """``||x_i||^2`` of every row, dense or sparse (``X.multiply(X).sum(1)``)."""
+    if issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def dot_t(A, B, out=None):
+    """``A @ B.T`` as a dense array (into ``out``), for dense or sparse A and B: one GEMM when both are dense;
+    sparse @ dense, or sparse @ sparse.T made dense, otherwise."""
+    if not issparse(A) and not issparse(B):
+        return np.dot(A, B.T, out=out)
+    P = A @ B.T
+    P = P.toarray() if issparse(P) else np.asarray(P)
+    if out is None:
+        return P
+    out[...] = P
     return out
 
 
@@ -185,7 +224,7 @@ class Kernel:
 
     # -- to implement -------------------------------------------------------------------------
     def _fill(self, Xb, Y, out, xsq=None, ysq=None):  # pragma: no cover - abstract
-        """Write k(Xb, Y) into ``out`` (shape len(Xb) x len(Y)) in place."""
+        """Write k(Xb, Y) into ``out`` (shape n_rows(Xb) x n_rows(Y)) in place."""
         raise NotImplementedError
 
     def diag(self, X):
@@ -209,11 +248,11 @@ class Kernel:
         Y = X if Y is None else as_2d(Y, "Y")
         if X.shape[1] != Y.shape[1]:
             raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}")
-        ysq = np.einsum("ij,ij->i", Y, Y) if self.uses_sq_norms else None
+        ysq = row_sq_norms(Y) if self.uses_sq_norms else None
         return X, Y, ysq
 
     def _fill_rows(self, X, Y, ysq, sl, out):
-        xsq = np.einsum("ij,ij->i", X[sl], X[sl]) if self.uses_sq_norms else None
+        xsq = row_sq_norms(X[sl]) if self.uses_sq_norms else None
         if out.dtype == np.float64:
             self._fill(X[sl], Y, out, xsq, ysq)
         else:  # a float32 block of a kernel without a float32 path: fill in float64, then cast
@@ -229,9 +268,9 @@ class Kernel:
         parallel too; the thread count is the number of BLAS threads in force
         (``threadpoolctl.threadpool_limits`` in a job sets both).
         """
-        step = step or self._rows_per_block(len(Y))
-        slices = [slice(i, min(i + step, len(X))) for i in range(0, len(X), step)]
-        threads = _blas_threads() if len(X) * len(Y) >= self.PARALLEL_MIN else 1
+        step = step or self._rows_per_block(n_rows(Y))
+        slices = [slice(i, min(i + step, n_rows(X))) for i in range(0, n_rows(X), step)]
+        threads = _blas_threads() if n_rows(X) * n_rows(Y) >= self.PARALLEL_MIN else 1
         if threads <= 1 or len(slices) < 2:
             for sl in slices:
                 work(sl)
@@ -247,10 +286,10 @@ class Kernel:
     def blocks(self, X, Y=None):
         """Yield ``(row_slice, block)`` covering ``K(X, Y)``; each block is a fresh array."""
         X, Y, ysq = self._prepare(X, Y)
-        step = self._rows_per_block(len(Y))
-        for start in range(0, len(X), step):
-            sl = slice(start, min(start + step, len(X)))
-            out = np.empty((sl.stop - sl.start, len(Y)), dtype=self.dtype)
+        step = self._rows_per_block(n_rows(Y))
+        for start in range(0, n_rows(X), step):
+            sl = slice(start, min(start + step, n_rows(X)))
+            out = np.empty((sl.stop - sl.start, n_rows(Y)), dtype=self.dtype)
             self._fill_rows(X, Y, ysq, sl, out)
             yield sl, out
 
@@ -263,12 +302,12 @@ class Kernel:
         same = Y is None
         X, Y, ysq = self._prepare(X, Y)
         if out is None:
-            out = np.empty((len(X), len(Y)), dtype=self.dtype)
-        elif out.shape != (len(X), len(Y)) or out.dtype != self.dtype or not out.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous {self.dtype} array of shape {(len(X), len(Y))}")
+            out = np.empty((n_rows(X), n_rows(Y)), dtype=self.dtype)
+        elif out.shape != (n_rows(X), n_rows(Y)) or out.dtype != self.dtype or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous {self.dtype} array of shape {(n_rows(X), n_rows(Y))}")
         self._for_blocks(X, Y, ysq, lambda sl: self._fill_rows(X, Y, ysq, sl, out[sl]))
         if same:  # exact diagonal (the norms trick leaves ~1e-16 round-off there)
-            out.flat[:: len(X) + 1] = self.diag(X)
+            out.flat[:: n_rows(X) + 1] = self.diag(X)
         return out
 
     def _scratch_work(self, X, Y, ysq, consume, step=None):
@@ -276,12 +315,12 @@ class Kernel:
         import threading
 
         local = threading.local()
-        step = step or self._rows_per_block(len(Y))
+        step = step or self._rows_per_block(n_rows(Y))
 
         def work(sl):
             buf = getattr(local, "buf", None)
             if buf is None:
-                buf = local.buf = np.empty((step, len(Y)), dtype=self.dtype)
+                buf = local.buf = np.empty((step, n_rows(Y)), dtype=self.dtype)
             blk = buf[: sl.stop - sl.start]
             self._fill_rows(X, Y, ysq, sl, blk)
             consume(sl, blk)
@@ -292,9 +331,9 @@ class Kernel:
         """``K(X, Y) @ v`` computed block-wise; ``v`` has shape (n_Y,) or (n_Y, t); float64 result."""
         v = np.asarray(v, dtype=np.float64)
         X, Y, ysq = self._prepare(X, Y)
-        if v.shape[0] != len(Y):
-            raise ValueError(f"v has {v.shape[0]} rows, K(X, Y) has {len(Y)} columns")
-        res = np.empty((len(X),) + v.shape[1:])
+        if v.shape[0] != n_rows(Y):
+            raise ValueError(f"v has {v.shape[0]} rows, K(X, Y) has {n_rows(Y)} columns")
+        res = np.empty((n_rows(X),) + v.shape[1:])
 
         def consume(sl, blk):  # a float32 block is cast first: its products run in float64 (see matmul)
             res[sl] = as_float64(blk) @ v
@@ -320,16 +359,16 @@ class Kernel:
         :func:`nystrom_bench.solvers.nystrom_cg` uses it), while ``C^T y`` comes from the float64 chunk.
         """
         X, Z, _ = self._prepare(X, Z)
-        m = len(Z)
-        rows = min(len(X), max(512, self.GRAM_CHUNK_BYTES // (self.dtype.itemsize * m)))
+        m = n_rows(Z)
+        rows = min(n_rows(X), max(512, self.GRAM_CHUNK_BYTES // (self.dtype.itemsize * m)))
         y = None if y is None else np.asarray(y, dtype=np.float64)
         gdt = self.dtype if gram_dtype is None else check_dtype(gram_dtype, "gram")
         G, tmp = np.zeros((m, m)), np.empty((m, m), dtype=gdt)
         Cty = None if y is None else np.zeros((m,) + y.shape[1:])
         buf = np.empty((rows, m), dtype=self.dtype)
         cast = None if gdt == self.dtype else np.empty((rows, m), dtype=gdt)
-        for start in range(0, len(X), rows):
-            sl = slice(start, min(start + rows, len(X)))
+        for start in range(0, n_rows(X), rows):
+            sl = slice(start, min(start + rows, n_rows(X)))
             Cb = self(X[sl], Z, out=buf[: sl.stop - sl.start])
             # numpy's BLAS (it runs SYRK for Cb.T @ Cb); scipy.linalg.blas gemm/syrk measured slower here.
             # In float32 each chunk's product is float32 and the sum over chunks float64.
@@ -369,23 +408,23 @@ class Kernel:
         blocks of C, never holding C; float64 result (the streamed product of
         :func:`nystrom_bench.solvers.nystrom_cg`)."""
         V = np.asarray(V, dtype=np.float64)
-        if V.shape[0] != len(as_2d(Z, "Z")):
-            raise ValueError(f"V has {V.shape[0]} rows, K(X, Z) has {len(Z)} columns")
+        if V.shape[0] != n_rows(as_2d(Z, "Z")):
+            raise ValueError(f"V has {V.shape[0]} rows, K(X, Z) has {n_rows(Z)} columns")
         return self._fold(X, Z, V.shape, lambda sl, blk: blk.T @ (blk @ V))
 
     def t_mv(self, X, Z, Y):
         """``C^T Y`` for ``C = K(X, Z)`` and Y of shape (n,) or (n, t), streamed like :meth:`gram_mv`."""
         Y = np.asarray(Y, dtype=np.float64)
-        if Y.shape[0] != len(as_2d(X)):
-            raise ValueError(f"Y has {Y.shape[0]} rows, K(X, Z) has {len(X)}")
-        return self._fold(X, Z, (len(as_2d(Z, "Z")),) + Y.shape[1:], lambda sl, blk: blk.T @ Y[sl])
+        if Y.shape[0] != n_rows(as_2d(X)):
+            raise ValueError(f"Y has {Y.shape[0]} rows, K(X, Z) has {n_rows(X)}")
+        return self._fold(X, Z, (n_rows(as_2d(Z, "Z")),) + Y.shape[1:], lambda sl, blk: blk.T @ Y[sl])
 
     def column_sq_norms(self, X):
         """``||K[:, j]||_2^2`` for every column j of K(X, X), in O(n) extra memory per thread."""
         X, Y, ysq = self._prepare(X, None)
         import threading
 
-        lock, total = threading.Lock(), np.zeros(len(X))
+        lock, total = threading.Lock(), np.zeros(n_rows(X))
 
         def consume(sl, blk):
             part = np.einsum("ij,ij->j", blk, blk)
@@ -410,7 +449,7 @@ def _blas_threads():
 
 def _sq_dists_into(Xb, Y, out, xsq, ysq):
     """out <- ||x_i - y_j||^2 via one GEMM, clipped at 0 against round-off."""
-    np.dot(Xb, Y.T, out=out)
+    dot_t(Xb, Y, out=out)
     out *= -2.0
     out += xsq[:, None]
     out += ysq[None, :]
@@ -450,16 +489,27 @@ class Gaussian(Kernel):
     def _prepare(self, X, Y):
         X, Y, _ = super()._prepare(X, Y)
         g = self.gamma
-        shift = Y.mean(axis=0) if self.dtype != np.float64 and len(Y) else None
+        if issparse(X) or issparse(Y):  # sparse: -g |x - z|^2 from the norms and X Z^T (sparse products)
+            return X, Y, (None, row_sq_norms(Y))
+        shift = Y.mean(axis=0) if self.dtype != np.float64 and n_rows(Y) else None
         Ys = Y if shift is None else Y - shift
         ysq = np.einsum("ij,ij->i", Ys, Ys)
-        Ya = np.hstack([2.0 * g * Ys, (-g * ysq)[:, None], np.full((len(Y), 1), -g)]).astype(self.dtype)
+        Ya = np.hstack([2.0 * g * Ys, (-g * ysq)[:, None], np.full((n_rows(Y), 1), -g)]).astype(self.dtype)
         return X, Y, (Ya, shift)
 
     def _fill_rows(self, X, Y, aux, sl, out):
         Ya, shift = aux
+        if Ya is None:  # sparse X or Y: 2 g x.z - g |x|^2 - g |z|^2 in float64, then the same clamp + exp
+            g, Xb = self.gamma, X[sl]
+            E = dot_t(Xb, Y)
+            E *= 2.0 * g
+            E -= g * row_sq_norms(Xb)[:, None]
+            E -= g * shift[None, :]
+            out[...] = E
+            exp_nonpos(out)
+            return
         Xb = X[sl] if shift is None else X[sl] - shift
-        Xa = np.empty((len(Xb), Xb.shape[1] + 2), dtype=out.dtype)
+        Xa = np.empty((n_rows(Xb), Xb.shape[1] + 2), dtype=out.dtype)
         Xa[:, :-2] = Xb
         Xa[:, -2] = 1.0
         Xa[:, -1] = np.einsum("ij,ij->i", Xb, Xb)
@@ -467,7 +517,7 @@ class Gaussian(Kernel):
         exp_nonpos(out)  # clamp + exp in place: one vectorised pass where numpy's exp is scalar
 
     def diag(self, X):
-        return np.ones(len(as_2d(X)))
+        return np.ones(n_rows(as_2d(X)))
 
     def profile(self, r):
         """Radial profile: k(x, y) = profile(||x - y||_2)."""
@@ -489,12 +539,17 @@ class Laplacian(Kernel):
         self.gamma = float(gamma)
 
     def _fill(self, Xb, Y, out, xsq=None, ysq=None):
-        cdist(Xb, Y, metric="cityblock", out=out)
+        if issparse(Xb) or issparse(Y):
+            from sklearn.metrics.pairwise import manhattan_distances
+
+            out[...] = manhattan_distances(Xb, Y)
+        else:
+            cdist(Xb, Y, metric="cityblock", out=out)
         out *= -self.gamma
         exp_nonpos(out)
 
     def diag(self, X):
-        return np.ones(len(as_2d(X)))
+        return np.ones(n_rows(as_2d(X)))
 
     def params(self):
         return {"gamma": self.gamma}
@@ -514,14 +569,14 @@ class Polynomial(Kernel):
         self.psd = self.coef0 >= 0 and self.gamma > 0
 
     def _fill(self, Xb, Y, out, xsq=None, ysq=None):
-        np.dot(Xb, Y.T, out=out)
+        dot_t(Xb, Y, out=out)
         out *= self.gamma
         out += self.coef0
         np.power(out, self.degree, out=out)
 
     def diag(self, X):
         X = as_2d(X)
-        return (self.gamma * np.einsum("ij,ij->i", X, X) + self.coef0) ** self.degree
+        return (self.gamma * row_sq_norms(X) + self.coef0) ** self.degree
 
     def params(self):
         return {"degree": self.degree, "gamma": self.gamma, "coef0": self.coef0}
@@ -533,11 +588,10 @@ class Linear(Kernel):
     name = "linear"
 
     def _fill(self, Xb, Y, out, xsq=None, ysq=None):
-        np.dot(Xb, Y.T, out=out)
+        dot_t(Xb, Y, out=out)
 
     def diag(self, X):
-        X = as_2d(X)
-        return np.einsum("ij,ij->i", X, X)
+        return row_sq_norms(as_2d(X))
 
 
 class Epanechnikov(Kernel):
@@ -565,7 +619,7 @@ class Epanechnikov(Kernel):
         np.maximum(out, 0.0, out=out)
 
     def diag(self, X):
-        return np.ones(len(as_2d(X)))
+        return np.ones(n_rows(as_2d(X)))
 
     def profile(self, r):
         """Radial profile: k(x, y) = profile(||x - y||_2)."""
@@ -599,7 +653,7 @@ class Pairwise(Kernel):
     def diag(self, X):
         X = as_2d(X)
         step = 256
-        return np.concatenate([np.diag(self(X[i:i + step], X[i:i + step])) for i in range(0, len(X), step)]
+        return np.concatenate([np.diag(self(X[i:i + step], X[i:i + step])) for i in range(0, n_rows(X), step)]
                               or [np.empty(0)])
 
     def params(self):
@@ -647,11 +701,16 @@ def make(name, dtype=None, **params):
 # -- width heuristics ----------------------------------------------------------------------------
 def _pair_sq_dists(X, max_points, seed):
     X = as_2d(X)
-    if len(X) > max_points:
+    if n_rows(X) > max_points:
         rng = np.random.default_rng(seed)
-        X = X[rng.choice(len(X), max_points, replace=False)]
-    D = cdist(X, X, metric="sqeuclidean")
-    return D[np.triu_indices(len(X), k=1)]
+        X = X[rng.choice(n_rows(X), max_points, replace=False)]
+    if issparse(X):  # sparse rows: the norms trick (sparse products), never a dense copy of the sample
+        from sklearn.metrics.pairwise import euclidean_distances
+
+        D = euclidean_distances(X, squared=True)
+    else:
+        D = cdist(X, X, metric="sqeuclidean")
+    return D[np.triu_indices(n_rows(X), k=1)]
 
 
 def median_sq_dist(X, max_points=2000, seed=0):
@@ -662,11 +721,12 @@ def median_sq_dist(X, max_points=2000, seed=0):
 def mean_sq_dist(X, max_points=2000, seed=0):
     """Mean pairwise squared distance; exact formula ``2 (mean ||x||^2 - ||mean x||^2) n/(n-1)``."""
     X = as_2d(X)
-    n = len(X)
+    n = n_rows(X)
     if n < 2:
         raise ValueError("mean_sq_dist needs at least two points")
-    mu = X.mean(axis=0)
-    return float(2.0 * (np.einsum("ij,ij->", X, X) / n - mu @ mu) * n / (n - 1))
+    mu = np.asarray(X.mean(axis=0)).ravel()
+    sq = row_sq_norms(X).sum() if issparse(X) else np.einsum("ij,ij->", X, X)
+    return float(2.0 * (sq / n - mu @ mu) * n / (n - 1))
 
 
 def _heuristic_sq_dist(value, X):

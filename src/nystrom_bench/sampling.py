@@ -26,6 +26,11 @@ not data points -- a ``(c, d)`` float array of points (``kmeans``) or an
 >>> len(idx), len(set(idx.tolist()))
 (5, 5)
 
+Sparse X (any SciPy format, used as CSR) works with every sampler here: they see X only through kernel
+blocks (sparse products, :mod:`nystrom_bench.kernels`), row indexing and, for ``kmeans``, scikit-learn's
+``KMeans`` (sparse-aware; its centres are dense).  A sampler registered with ``sparse=False`` refuses a
+sparse X with an error naming those that take it.
+
 Adding a sampler: write a function and decorate it with ``@register("name")``.
 """
 
@@ -35,7 +40,7 @@ import numpy as np
 
 from ._names import unknown
 from .approx import RCOND, Sketch, lowrank_pinv_factor, top_eigh
-from .kernels import as_2d, make
+from .kernels import as_2d, issparse, make
 from .seeding import check_random_state
 
 __all__ = ["sample", "register", "available"]
@@ -43,11 +48,12 @@ __all__ = ["sample", "register", "available"]
 _REGISTRY = {}
 
 
-def register(name, needs_y=False, replace=False):
+def register(name, needs_y=False, replace=False, sparse=True):
     """Decorator adding a sampler function to the registry under ``name``.
 
     ``needs_y=True`` marks samplers that use the training targets (``y=`` option).  Registering a
-    name that exists is an error unless ``replace=True``.  A registration lives in the process that
+    name that exists is an error unless ``replace=True``.  ``sparse=False`` marks a sampler that needs a dense X
+    (:func:`sample` then refuses a sparse one, naming the samplers that accept it).  A registration lives in the process that
     ran it: for parallel workers (``GridSearchCV(n_jobs=...)``) pass the function itself as the
     sampler, or register it in a module the workers import.
     """
@@ -61,6 +67,7 @@ def register(name, needs_y=False, replace=False):
         _REGISTRY[name] = func
         func.sampler_name = name
         func.needs_y = needs_y
+        func.accepts_sparse = sparse
         return func
 
     return deco
@@ -71,9 +78,9 @@ def needs_y(name):
     return getattr(name if callable(name) else _REGISTRY.get(name), "needs_y", False)
 
 
-def available():
-    """Names accepted by :func:`sample`."""
-    return sorted(_REGISTRY)
+def available(sparse=False):
+    """Names accepted by :func:`sample` (``sparse=True``: those that take a sparse X)."""
+    return sorted(k for k, f in _REGISTRY.items() if not sparse or getattr(f, "accepts_sparse", True))
 
 
 def sample(name, X, kernel, c, seed=None, **options):
@@ -109,10 +116,13 @@ def sample(name, X, kernel, c, seed=None, **options):
             raise ValueError(unknown("sampler", name, available(), " or pass a function")) from None
     if not getattr(func, "needs_y", False):
         options.pop("y", None)
+    if issparse(X) and not getattr(func, "accepts_sparse", True):
+        raise ValueError(f"sampler {name!r} needs a dense X; with sparse X use one of "
+                         f"{', '.join(available(sparse=True))} (or pass X.toarray())")
     X = as_2d(X)
     c = int(c)
-    if c < 1 or (c > len(X) and not options.get("replace")):
-        raise ValueError(f"sampler {name!r}: need 1 <= c <= n = {len(X)}, got c = {c}"
+    if c < 1 or (c > X.shape[0] and not options.get("replace")):
+        raise ValueError(f"sampler {name!r}: need 1 <= c <= n = {X.shape[0]}, got c = {c}"
                          " (c > n only when drawing with replacement)")
     if getattr(func, "needs_y", False) and options.get("y") is None:
         raise ValueError(f"sampler {name!r} needs the training targets: pass y=")
@@ -131,7 +141,7 @@ LEVERAGE_WARN_N = 5000
 @register("uniform")
 def uniform(X, kernel, c, rng):
     """``c`` distinct rows chosen uniformly at random (without replacement)."""
-    return np.sort(rng.choice(len(X), size=c, replace=False))
+    return np.sort(rng.choice(X.shape[0], size=c, replace=False))
 
 
 def column_norm_probabilities(X, kernel):
@@ -150,7 +160,7 @@ def column_norm(X, kernel, c, rng, replace=False, probabilities=None):
     kernel, to reuse across draws (it does not depend on c).
     """
     p = column_norm_probabilities(X, kernel) if probabilities is None else probabilities
-    return rng.choice(len(X), size=c, replace=bool(replace), p=p)
+    return rng.choice(X.shape[0], size=c, replace=bool(replace), p=p)
 
 
 @register("kmeans")
@@ -173,7 +183,7 @@ def leverage(X, kernel, c, rng, rank=None):
     6 seeds: k = c gave 0.62-1.11 on two clustered sets and 1.09-1.29 on a Gaussian cloud; k = c/2 gave
     0.26-0.98 and 0.97-1.14).
     """
-    n = len(X)
+    n = X.shape[0]
     if n > LEVERAGE_WARN_N:
         import warnings
 
@@ -216,7 +226,7 @@ def ridge_leverage(X, kernel, c, rng, accelerated=False):
     """
     from scipy import linalg
 
-    n = len(X)
+    n = X.shape[0]
     s_level = c if not accelerated else int(np.ceil(np.sqrt((n * c + c**3) / (4 * n))))
     oversample = max(np.log(max(s_level, 2)), 1.0)
     k = max(1, int(np.ceil(s_level / (4 * oversample))))
@@ -270,7 +280,7 @@ def _adaptive(X, kernel, c, rng, s, score, rank):
     """
     s = max(1, int(round(0.1 * c)) if s is None else int(s))
     s = min(s, c)
-    chosen = list(rng.choice(len(X), size=s, replace=False))
+    chosen = list(rng.choice(X.shape[0], size=s, replace=False))
     C = kernel(X, X[chosen])
     while len(chosen) < c:
         idx = np.asarray(chosen)
@@ -302,7 +312,7 @@ def adaptive_deshpande(X, kernel, c, rng, s=None, rank=None):
 
     def score(C, W, idx, T):
         V = C @ T
-        p = np.zeros(len(X))
+        p = np.zeros(X.shape[0])
         for sl, blk in kernel.blocks(X, X):
             blk -= V[sl] @ V.T
             blk *= blk
@@ -357,8 +367,8 @@ def adaptive_ms(X, kernel, c, rng, y=None, s=None, rank=None):
     1/l+ and -1/l-; regression targets are used as they are.
     """
     yw = _ms_labels(y)
-    if len(yw) != len(X):
-        raise ValueError(f"adaptive_ms: y has {len(yw)} entries, X has {len(X)} rows")
+    if len(yw) != X.shape[0]:
+        raise ValueError(f"adaptive_ms: y has {len(yw)} entries, X has {X.shape[0]} rows")
 
     return _adaptive(X, kernel, c, rng, s, lambda C, W, idx, T: ms_scores(C, W, idx, T, yw), rank)
 
@@ -393,11 +403,11 @@ def residual_sq_norms(X, kernel, C, rcond=RCOND):
     X = as_2d(X)
     kernel = make(kernel)
     C = np.asarray(C, dtype=np.float64)
-    if C.ndim != 2 or len(C) != len(X):
-        raise ValueError(f"C must have shape ({len(X)}, c), got {C.shape}")
+    if C.ndim != 2 or len(C) != X.shape[0]:
+        raise ValueError(f"C must have shape ({X.shape[0]}, c), got {C.shape}")
     Q = _orth_basis(C, rcond)
-    sq = np.zeros(len(X))
-    G = np.zeros((Q.shape[1], len(X)))  # Q^T K, summed over row blocks
+    sq = np.zeros(X.shape[0])
+    G = np.zeros((Q.shape[1], X.shape[0]))  # Q^T K, summed over row blocks
     for sl, blk in kernel.blocks(X, X):
         sq += np.einsum("ij,ij->j", blk, blk)
         G += Q[sl].T @ blk
@@ -449,7 +459,7 @@ def uniform_adaptive2(X, kernel, c, rng, fractions=None):
     adaptive round then draws with ``p_j ~ ||K[:, j]||^2``).
     """
     c1, c2, c3 = uniform_adaptive2_split(c, fractions)
-    n = len(X)
+    n = X.shape[0]
     chosen = rng.choice(n, size=c1, replace=False) if c1 else np.zeros(0, dtype=np.int64)
     C = kernel(X, X[chosen]) if c1 else np.zeros((n, 0))
     rounds = [size for size in (c2, c3) if size > 0]
@@ -464,4 +474,4 @@ def uniform_adaptive2(X, kernel, c, rng, fractions=None):
 @register("gaussian_sketch")
 def gaussian_sketch(X, kernel, c, rng):
     """A Gaussian sketch ``S`` (n x c, entries N(0, 1/c)); Nystrom then uses ``C = K S``."""
-    return Sketch(rng.standard_normal((len(X), c)) / np.sqrt(c))
+    return Sketch(rng.standard_normal((X.shape[0], c)) / np.sqrt(c))

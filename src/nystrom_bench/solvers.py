@@ -34,7 +34,7 @@ import time
 import numpy as np
 from scipy import linalg
 
-from .kernels import crossprod, matmul_t
+from .kernels import as_2d, crossprod, matmul_t
 
 __all__ = ["nystrom_cg"]
 
@@ -75,7 +75,7 @@ class _Gram:
 
     def __init__(self, X, kernel, Z, budget, block_rows):
         self.X, self.Z = X, Z
-        n, m = len(X), len(Z)
+        n, m = X.shape[0], Z.shape[0]
         if block_rows:
             kernel = copy.copy(kernel)
             kernel.block_bytes = int(block_rows) * m * kernel.dtype.itemsize
@@ -100,7 +100,7 @@ class _Gram:
         else:
             out = self.kernel.gram_mv(self.X, self.Z, V)
         if self.mean is not None:
-            out -= len(self.X) * np.outer(self.mean, self.mean @ V)
+            out -= self.X.shape[0] * np.outer(self.mean, self.mean @ V)
         return out
 
 
@@ -162,10 +162,10 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
     if preconditioner not in PRECONDITIONERS:
         raise ValueError(f"nystrom_cg: unknown preconditioner {preconditioner!r}; choose one of "
                          f"{', '.join(PRECONDITIONERS)}")
-    X, Z = np.asarray(X, dtype=np.float64), np.asarray(Z, dtype=np.float64)
+    X, Z = as_2d(X), as_2d(Z, "Z")  # dense float64, or sparse CSR (kernel blocks of sparse products)
     Y = np.asarray(Y, dtype=np.float64)
     Y2 = Y[:, None] if Y.ndim == 1 else Y
-    n, m = len(X), len(Z)
+    n, m = X.shape[0], Z.shape[0]
     budget = STORE_BUDGET_BYTES if store_budget is None else store_budget
     G = CtY1 = None
     Y1 = np.column_stack([Y2, np.ones(n)])

@@ -65,7 +65,7 @@ def _landmark_expansion(est, coef):
     """``cross(x) @ coef`` as an expansion ``K(x, points) @ c``: ``(points, c, indices of the points in X or None)``."""
     if est.sketch_ is None:
         return est.landmarks_, coef, est.component_indices_
-    return est.X_fit_, est.sketch_ @ coef, np.arange(len(est.X_fit_))
+    return est.X_fit_, est.sketch_ @ coef, np.arange(est.X_fit_.shape[0])
 
 
 #: the estimators' defaults, chosen from the measurements in the README's "Choosing parameters"
@@ -80,8 +80,14 @@ def _weighted_median_sq_dist(X, w):
     weigh the pairs alike).  The copies of one row are pairs at distance 0."""
     from scipy.spatial.distance import pdist
 
-    d = np.concatenate([pdist(X, "sqeuclidean"), np.zeros(len(X))])
-    iu = np.triu_indices(len(X), k=1)
+    n = X.shape[0]
+    iu = np.triu_indices(n, k=1)
+    if kernels.issparse(X):  # the norms trick on sparse rows (no dense copy)
+        from sklearn.metrics.pairwise import euclidean_distances
+
+        d = np.concatenate([euclidean_distances(X, squared=True)[iu], np.zeros(n)])
+    else:
+        d = np.concatenate([pdist(X, "sqeuclidean"), np.zeros(n)])
     pw = np.concatenate([w[iu[0]] * w[iu[1]], np.maximum(w * (w - 1) / 2, 0.0)])
     order = np.argsort(d, kind="stable")
     d, cw = d[order], np.cumsum(pw[order])
@@ -97,15 +103,15 @@ def default_gamma(X, sample_weight=None):
     (the ``gamma="median"`` heuristic; with ``sample_weight``, of the rows repeated by their weights up to
     2,000 rows), falling back to the mean squared distance where the median is 0 (more than half of the
     pairs coincide) and to 1.0 where every point coincides or n < 2."""
-    X = np.asarray(X, dtype=np.float64)
+    X = X if kernels.issparse(X) else np.asarray(X, dtype=np.float64)
     if sample_weight is not None:
         w = np.asarray(sample_weight, dtype=np.float64)
         X, w = X[w > 0], w[w > 0]
-        if 2 <= len(X) <= 2000 and not np.all(w == 1):
+        if 2 <= X.shape[0] <= 2000 and not np.all(w == 1):
             d = _weighted_median_sq_dist(X, w)
             if np.isfinite(d) and d > 0:
                 return 1.0 / d
-    if len(X) >= 2:
+    if X.shape[0] >= 2:
         for stat in (kernels.median_sq_dist, kernels.mean_sq_dist):
             d = stat(X)
             if np.isfinite(d) and d > 0:
@@ -173,12 +179,12 @@ def _choose_landmarks(self, X, y, kern, c=None):
         L = np.asarray(self.landmarks)
         if L.ndim == 1 and not np.issubdtype(L.dtype, np.integer):
             raise ValueError("landmarks: 1-D landmarks must be integer indices into X")
-        if L.ndim == 1 and (L.size == 0 or L.min() < 0 or L.max() >= len(X)):
-            raise ValueError(f"landmarks: indices must lie in [0, {len(X)})")
+        if L.ndim == 1 and (L.size == 0 or L.min() < 0 or L.max() >= X.shape[0]):
+            raise ValueError(f"landmarks: indices must lie in [0, {X.shape[0]})")
         if L.ndim == 2 and L.shape[1] != X.shape[1]:
             raise ValueError(f"landmarks: points must have shape (c, {X.shape[1]})")
         return L
-    c = min(self.n_landmarks if c is None else c, len(X))
+    c = min(self.n_landmarks if c is None else c, X.shape[0])
     extra = {"y": y} if sampling.needs_y(self.sampler) else {}
     return sampling.sample(self.sampler, X, kern, c=c, seed=check_random_state(self.random_state), **extra)
 

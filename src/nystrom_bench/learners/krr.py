@@ -29,6 +29,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import approx
+from ..kernels import as_2d
 from ._base import (
     _KERNEL_CONSTRAINTS,
     _LANDMARK_CONSTRAINTS,
@@ -232,7 +233,8 @@ class KRR(RegressorMixin, BaseEstimator):
         ``sample_weight`` (n,): weighted squared loss ``sum_i s_i (f(x_i) - y_i)^2`` (scikit-learn's
         ``KernelRidge`` convention for the exact fit).  Landmarks are chosen without the weights."""
         self._validate_params()
-        X, y = validate_data(self, X, y, y_numeric=True, multi_output=True, dtype=np.float64)
+        X, y = validate_data(self, X, y, y_numeric=True, multi_output=True, dtype=np.float64, accept_sparse=("csr", "csc"))
+        X = as_2d(X)  # a sparse X (CSR or CSC) as CSR: kernel blocks take row slices of it
         sw = _check_weights(sample_weight, X, "KRR")
         if sw is not None and self.solver == "cg" and self.approximation == "nystrom" and self.mode != "gsa":
             raise ValueError("KRR: solver='cg' does not take sample_weight (weighted fits are solved directly); use "
@@ -246,7 +248,7 @@ class KRR(RegressorMixin, BaseEstimator):
             kern = kern.astype(self.dtype)
         self.kernel_ = kern
         self.component_indices_ = None
-        n = len(X)
+        n = X.shape[0]
         Y = _as_columns(y)
         self.solver_ = "direct"
         if self.approximation == "exact":
@@ -285,7 +287,7 @@ class KRR(RegressorMixin, BaseEstimator):
                              if self.solver_ == "cg" else 0,
                              gram_dtype="float32" if streamed64 else None)
             beta, b = res["beta"], res["intercept"]
-            self.landmarks_, self.component_indices_, self.rank_ = Z, idx, len(Z)
+            self.landmarks_, self.component_indices_, self.rank_ = Z, idx, Z.shape[0]
             self.n_iter_, self.cg_residuals_ = res["n_iter"], res["residuals"]
             self.coef_ = beta[:, 0] if y.ndim == 1 else beta
             self.expansion_ = (Z, beta, idx)
@@ -334,7 +336,7 @@ class KRR(RegressorMixin, BaseEstimator):
                 self.coef_ = coef[:, 0] if y.ndim == 1 else coef
                 # prediction is K(x, points) @ coef: keep only that (landmarks; with a sketch, X and S beta)
                 if op.S is not None:
-                    self.expansion_ = (op.X, np.asarray(op.S) @ beta, np.arange(len(op.X)))
+                    self.expansion_ = (op.X, np.asarray(op.S) @ beta, np.arange(op.X.shape[0]))
                 else:
                     self.expansion_ = (op.Z, beta, op.landmark_indices)
         if self.approximation == "exact" or self.mode == "gsa":
@@ -394,7 +396,7 @@ class KRR(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """Predictions for X of shape (n_new, d)."""
         check_is_fitted(self, "kernel_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=("csr", "csc"))
         if self.approximation == "exact" or self.mode == "gsa":
             out = self.kernel_.mmv(X, self.X_fit_, self.dual_coef_)
         else:  # LLA phi(X) w = K(X, Z) (T w); NCR K(X, Z) beta: one block-wise kernel product
@@ -411,12 +413,13 @@ class KRR(RegressorMixin, BaseEstimator):
         if mode is not None and self.approximation == "nystrom" and mode != self.mode:
             raise ValueError(f"KRR: this model was fitted with mode={self.mode!r}, not {mode!r}; fit one per mode")
         if self.approximation == "exact" or self.mode == "gsa":
-            return self.X_fit_, _as_columns(self.dual_coef_), np.arange(len(self.X_fit_))
+            return self.X_fit_, _as_columns(self.dual_coef_), np.arange(self.X_fit_.shape[0])
         return self.expansion_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
+        tags.input_tags.sparse = True  # sparse X: kernel blocks of sparse products (nystrom_bench.kernels)
         # a low-rank approximation with default width cannot fit arbitrary data well: honest tag
         tags.regressor_tags.poor_score = self.approximation == "nystrom"
         return tags
@@ -500,15 +503,20 @@ class KRRClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit on X of shape (n, d) and class labels y of shape (n,) (``sample_weight`` as in :class:`KRR`)."""
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         T, self.classes_ = ovr_targets(y)
         self.regressor_ = KRR(**self.get_params()).fit(X, T, sample_weight=sample_weight)
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
     def decision_function(self, X):
         """Scores: shape (n,) for two classes (positive for ``classes_[1]``), else (n, n_classes)."""
         check_is_fitted(self, "regressor_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=("csr", "csc"))
         return self.regressor_.predict(X)
 
     def predict(self, X):

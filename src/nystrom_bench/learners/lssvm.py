@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import approx
+from ..kernels import as_2d
 from ._base import (
     _KERNEL_CONSTRAINTS,
     _LANDMARK_CONSTRAINTS,
@@ -202,7 +203,8 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         self : LSSVM
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
+        X = as_2d(X)  # a sparse X (CSR or CSC) as CSR: kernel blocks take row slices of it
         sw = _check_weights(sample_weight, X, "LSSVM")
         y_idx = _class_indices(self, y)
         t0 = time.perf_counter()
@@ -251,6 +253,11 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         self.fit_time_ = time.perf_counter() - t0
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # sparse X: kernel blocks of sparse products (nystrom_bench.kernels)
+        return tags
+
     def decision_function(self, X):
         """Decision values ``f(x)``: positive for ``classes_[1]`` (two classes), else one per class.
 
@@ -263,7 +270,7 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples,) for two classes, (n_samples, n_classes) otherwise
         """
         check_is_fitted(self, "intercept_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=("csr", "csc"))
         points, coef, _ = self._rkhs_expansion()
         f = self.kernel_.mmv(X, points, coef) + self.intercept_
         return f[:, 0] if len(self.classes_) == 2 else f
@@ -273,7 +280,7 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         ``(points, coef, indices of points in the training X or None)``."""
         check_is_fitted(self, "intercept_")
         if hasattr(self, "dual_coef_"):  # exact (the fitted state, not a parameter set since)
-            return self.X_fit_, self.dual_coef_, np.arange(len(self.X_fit_))
+            return self.X_fit_, self.dual_coef_, np.arange(self.X_fit_.shape[0])
         return _landmark_expansion(self, self.coef_)
 
     def predict(self, X):

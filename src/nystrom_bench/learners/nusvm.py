@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import approx
+from ..kernels import as_2d
 from ._base import (
     _KERNEL_CONSTRAINTS,
     _LANDMARK_CONSTRAINTS,
@@ -275,7 +276,8 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         from sklearn.svm import NuSVC
 
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
+        X = as_2d(X)  # a sparse X (CSR or CSC) as CSR: kernel blocks take row slices of it
         sw = _check_weights(sample_weight, X, "NuSVM")
         y_idx = _class_indices(self, y)
         if sw is not None and np.bincount(y_idx, weights=sw).min() <= 0:
@@ -317,6 +319,11 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         self.fit_time_ = time.perf_counter() - t0
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # sparse X: kernel blocks of sparse products (nystrom_bench.kernels)
+        return tags
+
     def _resolve_mode(self, mode):
         mode = self.mode if mode is None else mode
         if mode not in ("gsa", "lla"):
@@ -325,7 +332,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
 
     def _ovo_values(self, X, mode):
         check_is_fitted(self, "dual_coef_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=("csr", "csc"))
         points, coef, _ = self._rkhs_expansion(mode, scale="decision")
         return self.kernel_.mmv(X, points, coef) + self.intercept_
 

@@ -125,15 +125,13 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         """``gamma_``: a number, a heuristic resolved on X, the median default (rbf/gaussian, laplacian) or None."""
         if not isinstance(self.kernel, str) or self.kernel == "precomputed":
             return None
-        if isinstance(self.gamma, str):
-            if hasattr(X, "toarray"):
-                X = X.toarray()
+        if isinstance(self.gamma, str):  # a sparse X stays sparse (the width heuristics take it)
             try:
                 return resolve_width(self.gamma, X)
             except ValueError as exc:
                 raise ValueError(f"NystromFeatures: gamma={self.gamma!r}: {exc}") from None
         if self.gamma is None and self._metric() in ("rbf", "laplacian"):
-            return default_gamma(X.toarray() if hasattr(X, "toarray") else X)
+            return default_gamma(X)
         return self.gamma
 
     def _get_kernel_params(self):
@@ -178,15 +176,13 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         if self.kernel == "precomputed":
             raise ValueError(f"sampler {self.sampler!r} needs the data points; with a precomputed kernel use "
                              "sampler='uniform' or index landmarks")
-        if hasattr(X, "toarray"):
-            X = X.toarray()
         kern = Pairwise(self._metric(), self._get_kernel_params())
         rs = self.random_state
         seed = rs.randint(0, 2**31 - 1) if isinstance(rs, np.random.RandomState) else rs
         extra = {"y": y} if isinstance(self.sampler, str) and sampling.needs_y(self.sampler) else {}
         if extra and y is None:
             raise ValueError(f"sampler {self.sampler!r} needs the targets: fit(X, y)")
-        out = sampling.sample(self.sampler, np.asarray(X, dtype=np.float64), kern, c=c, seed=seed, **extra)
+        out = sampling.sample(self.sampler, X, kern, c=c, seed=seed, **extra)  # sparse X as it is
         if isinstance(out, approx.Sketch):
             raise ValueError("sampler 'gaussian_sketch' gives a sketch, not landmark points: NystromFeatures needs "
                              "landmarks (choose e.g. kmeans, uniform, ridge_leverage)")
@@ -210,7 +206,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         self : NystromFeatures
         """
         self._validate_params()
-        X = validate_data(self, X, accept_sparse="csr")
+        X = validate_data(self, X, accept_sparse=("csr", "csc"))
         self.gamma_ = self._resolve_gamma(X)
         Z, idx = self._landmark_rows(X, y)
         W = self._kernel(Z, Z)
@@ -235,7 +231,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         ndarray of shape (n_samples, n_components)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", reset=False)
+        X = validate_data(self, X, accept_sparse=("csr", "csc"), reset=False)
         return np.dot(self._kernel(X, self.components_), self.normalization_.T)
 
     def __sklearn_tags__(self):
