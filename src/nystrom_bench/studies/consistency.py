@@ -191,10 +191,8 @@ class ConsistencyStudy(Study):
         gamma = float(2.0 ** trial.coords["log2_gamma"])
         crits = tuple(p["criteria"])
         common = {"mu": p["mu"], "noise_sd": p["noise_fraction"] * float(np.std(y)), "spectrum": p["spectrum"]}
-        key = ("exact", gamma)
-        if key not in trial.cache:
-            trial.cache[key] = selection.criterion_values(X, y, gamma, "exact", crits, **common)
-        exact = trial.cache[key]
+        exact = trial.shared(("exact", gamma),
+                             lambda: selection.criterion_values(X, y, gamma, "exact", crits, **common))
         approximation, opts = self.build_options(trial.method_cfg, p, len(X))
         if approximation == "exact":
             values = exact

@@ -32,7 +32,7 @@ import json
 
 import numpy as np
 
-from .. import data, papers, seeding
+from .. import data, papers
 from ..learners import GNKR
 from . import Study, register
 
@@ -151,12 +151,12 @@ class GNKRStudy(Study):
 
     def _validation(self, trial):
         """(fit part, validation part) indices of the training part: one split per (data set, seed)."""
-        if "validation" not in trial.cache:
-            vrng = seeding.rng(trial.seed, trial.study, trial.dataset, "validation")
-            perm = vrng.permutation(len(trial.split.y_train))
+        def split():
+            perm = trial.stream("validation").permutation(len(trial.split.y_train))
             n_val = int(round(float(trial.params["validation_fraction"]) * len(perm)))
-            trial.cache["validation"] = (perm[n_val:], perm[:n_val])
-        return trial.cache["validation"]
+            return perm[n_val:], perm[:n_val]
+
+        return trial.shared("validation", split)
 
     def evaluate(self, trial):
         p, sp = trial.params, trial.split
@@ -166,7 +166,7 @@ class GNKRStudy(Study):
         extra = [float(v) for v in p["extra_sigmas"] if float(v) not in sigmas]
         sub, val = self._validation(trial)
         # column-norm probabilities depend on the kernel and the fit set, not on m: shared over m
-        norms = trial.cache.setdefault(("norms", trial.kernel_label), ({}, {}))
+        norms = trial.shared(("norms", trial.kernel_label), lambda: ({}, {}))
 
         def fit(X, y, widths, probabilities, landmarks=None):
             # one random stream per trial, continued over the three fits (common order: test, val, extra)

@@ -148,10 +148,7 @@ class IntegrationStudy(Study):
 
     def _tuned(self, trial):
         """``(params, exact model, its metrics)`` of this (data set, seed, kernel), computed once."""
-        key = ("tuned", trial.kernel_label)
-        if key not in trial.cache:
-            trial.cache[key] = self._tune_and_fit_exact(trial)
-        return trial.cache[key]
+        return trial.shared(("tuned", trial.kernel_label), lambda: self._tune_and_fit_exact(trial))
 
     def _classify(self, trial):
         return trial.split.info["task"] in _CLASSIFICATION

@@ -122,13 +122,12 @@ class SelectionStudy(ConsistencyStudy):
         X, y = trial.split.X_train, trial.y_fit
         grid = [float(2.0**g) for g in p["log2_gammas"]]
         if m.get("approximation") == "cv":
-            key = ("cv", int(m.get("folds", 5)))
-            if key not in trial.cache:
-                task = trial.split.info["task"]
-                labels = y if task == "regression" else trial.split.y_train
-                trial.cache[key] = (selection.cv_path(X, labels, grid, task, mu=p["mu"], cv=key[1], seed=trial.seed),
-                                    {"approximation": "cv", "folds": key[1]})
-            return trial.cache[key]
+            folds = int(m.get("folds", 5))
+            task = trial.split.info["task"]
+            labels = y if task == "regression" else trial.split.y_train
+            return trial.shared(("cv", folds), lambda: (
+                selection.cv_path(X, labels, grid, task, mu=p["mu"], cv=folds, seed=trial.seed),
+                {"approximation": "cv", "folds": folds}))
         approximation, opts = self.build_options(m, p, len(X))
         res = selection.criterion_path(X, y, grid, approximation, trial.coords["criterion"], mu=p["mu"],
                                        noise_sd=p["noise_fraction"] * float(np.std(y)), spectrum=p["spectrum"],
@@ -139,8 +138,8 @@ class SelectionStudy(ConsistencyStudy):
         p, sp = trial.params, trial.split
         res, info = self._select(trial)
         gamma = res.best_gamma
-        key = ("fit", gamma)
-        if key not in trial.cache:
+
+        def fit():  # the exact model at the selected width: shared by the methods that select it
             t0 = time.perf_counter()
             if sp.info["task"] == "regression":
                 model = KRR(kernel="gaussian", gamma=gamma, alpha=p["mu"] * len(sp.y_train), approximation="exact",
@@ -152,8 +151,9 @@ class SelectionStudy(ConsistencyStudy):
                 model = LSSVM(kernel="gaussian", gamma=gamma, mu=p["mu"], approximation="exact")
                 metrics = {"test_accuracy": float(np.mean(model.fit(sp.X_train, sp.y_train).predict(sp.X_test)
                                                           == sp.y_test))}
-            trial.cache[key] = {**metrics, "fit_time": time.perf_counter() - t0}
-        metrics = {**trial.cache[key], "selection_seconds": res.seconds,
+            return {**metrics, "fit_time": time.perf_counter() - t0}
+
+        metrics = {**trial.shared(("fit", gamma), fit), "selection_seconds": res.seconds,
                    "log2_gamma_selected": float(np.log2(gamma))}
         params = {"gamma": gamma, **info, "mu": p["mu"], "log2_gammas": list(p["log2_gammas"]), **trial.state}
         return [{"params": params, "metrics": metrics}]
