@@ -105,18 +105,18 @@ def test_kernel_label_names_the_kernel_and_sigma_is_honoured():
 
 def test_jobs_per_dataset_or_per_method():
     from nystrom_bench import studies
-    from nystrom_bench.config import study_jobs
+    from nystrom_bench.jobs import job_config, job_resources, plan
 
     kind = studies.get("krr")
     block = cfg(datasets=["diabetes", "friedman1"])["studies"]["krr"]
-    assert list(study_jobs(kind, block)) == ["diabetes", "friedman1"]
+    assert list(plan(block)) == ["diabetes", "friedman1"]
     block["split_jobs"] = "method"
     block["methods"]["ny"]["mem_mb"] = 9000
-    jobs = study_jobs(kind, block)
+    jobs = plan(block)
     assert list(jobs) == ["diabetes+exact", "diabetes+ny", "friedman1+exact", "friedman1+ny"]
-    assert kind.job_resources(block, jobs["diabetes+ny"])["mem_mb"] == 9000
-    assert kind.job_resources(block, jobs["diabetes+exact"])["mem_mb"] == 2000
-    sl = kind.job_config(block, jobs["diabetes+ny"])
+    assert job_resources(block, jobs["diabetes+ny"])["mem_mb"] == 9000
+    assert job_resources(block, jobs["diabetes+exact"])["mem_mb"] == 2000
+    sl = job_config(kind, block, jobs["diabetes+ny"])
     assert sl["methods"] == {"ny": {"approximation": "nystrom", "sampler": "uniform", "n_landmarks": 10}}
     assert "title" not in sl and sl["datasets"] == ["diabetes"]
     assert "diabetes" in check(cfg(split_jobs="method"))["krr"]["datasets"]

@@ -26,7 +26,7 @@ def test_a_job_can_hold_several_data_sets(prepared, tmp_path):
              "gamma": "median"}}, "params": {"alpha": 0.1},
              "methods": {"exact": {"approximation": "exact"}, "ny": {"n_landmarks": 20, "mode": "lla"}}}
     job = {"id": "both", "datasets": ["diabetes", "friedman1"], "methods": ["exact", "ny"]}
-    cfg = kind.job_config(block, job)
+    cfg = jobs.job_config(kind, block, job)
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     df = jobs.run_study_job("krr", cfg, [prepared[d][0] for d in job["datasets"]],
                             [prepared[d][1] for d in job["datasets"]], tmp_path / "out.csv", uri, "krr/both", "h")

@@ -11,7 +11,7 @@ landmark counts larger than a data set's training part, and the reference method
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "check", "enabled_studies", "datasets_of", "all_seeds", "study_jobs"]
+__all__ = ["ConfigError", "check", "enabled_studies", "datasets_of", "all_seeds"]
 
 
 class ConfigError(ValueError):
@@ -31,11 +31,6 @@ def datasets_of(config):
 def all_seeds(config, dataset):
     """Union of the seeds of the enabled studies that use ``dataset`` (sorted)."""
     return sorted({int(x) for s in enabled_studies(config).values() if dataset in s["datasets"] for x in s["seeds"]})
-
-
-def study_jobs(kind, block):
-    """``{job id: job}`` of one config block (see :meth:`nystrom_bench.studies.Study.jobs`)."""
-    return {j["id"]: j for j in kind.jobs(block)}
 
 
 def _check_block(sname, block, known_kinds, known_data):

@@ -17,8 +17,61 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["job_log", "obtain_dataset", "save_splits", "load_splits", "run_study_job", "aggregate_study",
-           "analysis_info", "claims_ledger"]
+__all__ = ["plan", "job_config", "job_resources", "job_log", "obtain_dataset", "save_splits", "load_splits",
+           "run_study_job", "aggregate_study", "analysis_info", "claims_ledger"]
+
+#: a job's resources when neither its methods nor its block set them
+DEFAULT_RESOURCES = {"threads": 1, "mem_mb": 2000, "runtime": 60}
+
+
+# -- job planning: functions of a (checked) config block -------------------------------------------
+def plan(block):
+    """``{job id: {"id", "datasets", "methods"}}``: the workflow's run jobs of a config block.
+
+    One job per data set (``split_jobs: dataset``, the default) or per data set and method
+    (``split_jobs: method``; each method block may then set its own ``threads``/``mem_mb``/
+    ``runtime``).
+    """
+    by_method = block.get("split_jobs", "dataset") == "method"
+    out = []
+    for ds in block["datasets"]:
+        if by_method:
+            out += [{"id": f"{ds}+{m}", "datasets": [ds], "methods": [m]} for m in block["methods"]]
+        else:
+            out.append({"id": ds, "datasets": [ds], "methods": list(block["methods"])})
+    return {j["id"]: j for j in out}
+
+
+def job_config(kind, block, job):
+    """The slice of the config block a job depends on, and nothing else (no title, no resources).
+
+    Canonical (:func:`nystrom_bench.provenance.canonical`): the same block with its keys in another
+    order is the same job.  ``kind`` is the block's study kind (:func:`nystrom_bench.studies.get`).
+    """
+    from .provenance import canonical
+    from .studies import method_options
+
+    return canonical({
+        "kind": block.get("kind", kind.name),
+        "datasets": list(job["datasets"]),
+        "seeds": [int(s) for s in block["seeds"]],
+        "scaling": block.get("scaling", kind.default_scaling),
+        "kernels": block["kernels"],
+        "methods": {m: method_options(block["methods"][m]) for m in job["methods"]},
+        "params": block.get("params") or {},
+        **({"split": dict(block["split"])} if block.get("split") else {}),
+    })
+
+
+def job_resources(block, job):
+    """``{threads, mem_mb, runtime}`` of a job: the largest its methods ask, else the block's."""
+    from .studies import RESOURCE_KEYS
+
+    out = {}
+    for key in RESOURCE_KEYS:
+        asked = [block["methods"][m][key] for m in job["methods"] if key in (block["methods"][m] or {})]
+        out[key] = max(asked) if asked else block.get(key, DEFAULT_RESOURCES[key])
+    return out
 
 
 @contextmanager
@@ -127,7 +180,7 @@ def _job_params(job_cfg):
 def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri, job_key, config_hash, log=None):
     """One workflow job: run the study kind of ``job_cfg`` on its data sets and record the results.
 
-    ``job_cfg`` is the job's config slice (:meth:`nystrom_bench.studies.Study.job_config`);
+    ``job_cfg`` is the job's config slice (:func:`job_config`);
     ``data_paths``/``split_paths`` hold one file per data set of the job, in its order.
     Writes the tidy result file ``out_csv`` (the workflow's source of truth).  With a
     ``tracking_uri``, also logs the job to MLflow (:func:`nystrom_bench.tracking.log_job`: a job
@@ -182,12 +235,12 @@ def aggregate_study(study, inputs, output, coords, job_keys, tracking_uri, log=N
     logged = 0
     if block is not None:
         kind = studies.get(block.get("kind", study))
-        jobs = {j["id"]: j for j in kind.jobs(block)}
+        jobs = plan(block)
         title = block.get("title") or kind.title
         description = f"{title}\n\n{kind.description}".strip()
         infos = {}
         for job_key, path in zip(job_keys, inputs, strict=True):
-            job_cfg = kind.job_config(block, jobs[job_key.split("/", 1)[1]])
+            job_cfg = job_config(kind, block, jobs[job_key.split("/", 1)[1]])
             for ds in job_cfg["datasets"]:
                 npz = Path(data_dir) / f"{ds}.npz"
                 if ds not in infos and npz.exists():

@@ -6,8 +6,10 @@ from snakemake.exceptions import WorkflowError
 
 from nystrom_bench import papers as _papers
 from nystrom_bench import studies as _studies
-from nystrom_bench.config import ConfigError, all_seeds, check, study_jobs
-from nystrom_bench.jobs import analysis_info
+from nystrom_bench.config import ConfigError, all_seeds, check
+from nystrom_bench.jobs import analysis_info, plan
+from nystrom_bench.jobs import job_config as _job_config
+from nystrom_bench.jobs import job_resources as _job_resources
 from nystrom_bench.provenance import KeyList, canonical, config_hash
 
 try:
@@ -17,7 +19,7 @@ except ConfigError as exc:
 
 KINDS = {s: _studies.get(block.get("kind", s)) for s, block in STUDIES.items()}
 # study -> {job id: {"id", "datasets", "methods"}}: one run job each
-JOBS = {s: study_jobs(KINDS[s], block) for s, block in STUDIES.items()}
+JOBS = {s: plan(block) for s, block in STUDIES.items()}
 # the paper data files (tables and claims): editing a claim re-runs the ledger and the reports
 PAPER_FILES = _papers.files()
 
@@ -45,11 +47,11 @@ def job_inputs(wildcards):
 # block written with its keys in another order must schedule no job.
 def job_config(wildcards):
     """The slice of the study block this job depends on (a title or resource change re-runs nothing)."""
-    return canonical(KINDS[wildcards.study].job_config(STUDIES[wildcards.study], _job(wildcards)))
+    return _job_config(KINDS[wildcards.study], STUDIES[wildcards.study], _job(wildcards))
 
 
 def job_resource(key):
-    return lambda wildcards: KINDS[wildcards.study].job_resources(STUDIES[wildcards.study], _job(wildcards))[key]
+    return lambda wildcards: _job_resources(STUDIES[wildcards.study], _job(wildcards))[key]
 
 
 def run_files(wildcards):

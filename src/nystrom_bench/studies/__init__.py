@@ -235,46 +235,6 @@ class Study:
         """The landmark counts this method uses (checked against each data set's training size)."""
         return []
 
-    # -- jobs -----------------------------------------------------------------------------------
-    def jobs(self, block):
-        """The workflow jobs of a config block: ``[{"id", "datasets", "methods"}]``.
-
-        One job per data set (``split_jobs: dataset``, the default) or per data set and
-        method (``split_jobs: method``; each method block may then set its own
-        ``threads``/``mem_mb``/``runtime``).  A study that needs several data sets in
-        one job (e.g. train on one, test on another) overrides this.
-        """
-        by_method = block.get("split_jobs", "dataset") == "method"
-        out = []
-        for ds in block["datasets"]:
-            if by_method:
-                out += [{"id": f"{ds}+{m}", "datasets": [ds], "methods": [m]} for m in block["methods"]]
-            else:
-                out.append({"id": ds, "datasets": [ds], "methods": list(block["methods"])})
-        return out
-
-    def job_config(self, block, job):
-        """The slice of the config block a job depends on (and nothing else: no title, no resources)."""
-        return {
-            "kind": block.get("kind", self.name),
-            "datasets": list(job["datasets"]),
-            "seeds": [int(s) for s in block["seeds"]],
-            "scaling": block.get("scaling", self.default_scaling),
-            "kernels": block["kernels"],
-            "methods": {m: method_options(block["methods"][m]) for m in job["methods"]},
-            "params": block.get("params") or {},
-            **({"split": dict(block["split"])} if block.get("split") else {}),
-        }
-
-    def job_resources(self, block, job):
-        """``{threads, mem_mb, runtime}`` of a job: the largest its methods ask, else the block's."""
-        defaults = {"threads": 1, "mem_mb": 2000, "runtime": 60}
-        out = {}
-        for key in RESOURCE_KEYS:
-            asked = [block["methods"][m][key] for m in job["methods"] if key in (block["methods"][m] or {})]
-            out[key] = max(asked) if asked else block.get(key, defaults[key])
-        return out
-
     # -- the experiment loop ---------------------------------------------------------------------
     def coord_grid(self, params, method_name, method_cfg):
         """The coord values one method is evaluated at: a list of dicts (default: ``[{}]``)."""
@@ -325,7 +285,7 @@ class Study:
     def run(self, study, cfg, dataset, X, y, splits, log=None, source_n_train=None):
         """Run every seed x kernel x method x coord of ``cfg`` on one data set; return result rows.
 
-        ``cfg`` is a job's config slice (:meth:`job_config`) or a whole block; ``splits``
+        ``cfg`` is a job's config slice (:func:`nystrom_bench.jobs.job_config`) or a whole block; ``splits``
         maps each seed to the indices of :func:`nystrom_bench.data.make_split`.  With
         ``cfg["split"]`` (overrides of the registered protocol) the splits are drawn here
         instead (``source_n_train``: the source's own training rows, for ``source`` splits).
