@@ -3,7 +3,7 @@
 Each sampler takes ``(X, kernel, c, rng, **options)`` and returns the indices of
 the ``c`` chosen rows of X (int array), or -- for samplers whose landmarks are
 not data points -- a ``(c, d)`` float array of points (``kmeans``) or an
-``n x c`` :class:`~nystrom_bench.approx.Sketch` (``gaussian_sketch``).
+``n x c`` :class:`Sketch` (``gaussian_sketch``).
 
 =====================  ==============================================================
 ``uniform``            c distinct rows, uniformly
@@ -39,13 +39,21 @@ from __future__ import annotations
 import numpy as np
 
 from ._names import unknown
-from .approx import RCOND, Sketch, lowrank_pinv_factor, top_eigh
 from .kernels import as_2d, issparse, make
+from .lowrank import RCOND, lowrank_pinv_factor, top_eigh
 from .seeding import check_random_state
 
-__all__ = ["sample", "register", "available"]
+__all__ = ["sample", "register", "available", "Sketch"]
 
 _REGISTRY = {}
+
+
+class Sketch(np.ndarray):
+    """An n x c sketching matrix S (``C = K S``, ``W = S^T K S``), as returned by
+    ``sampling.sample("gaussian_sketch", ...)``; a plain ndarray view otherwise."""
+
+    def __new__(cls, array):
+        return np.asarray(array, dtype=np.float64).view(cls)
 
 
 def register(name, needs_y=False, replace=False, sparse=True):
@@ -104,7 +112,7 @@ def sample(name, X, kernel, c, seed=None, **options):
     -------
     ndarray or Sketch
         ``(c,)`` int indices into X where the landmarks are rows of X (every sampler but the two
-        below); ``(c, d)`` float points for ``kmeans``; an :class:`~nystrom_bench.approx.Sketch` for
+        below); ``(c, d)`` float points for ``kmeans``; an :class:`Sketch` for
         ``gaussian_sketch``.  :func:`nystrom_bench.approx.build` takes any of them as ``landmarks=``.
     """
     if callable(name):
