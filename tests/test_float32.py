@@ -92,7 +92,7 @@ def test_float32_krr_test_rmse_within_bound_of_float64(mode, solver, alpha):
     if mode == "gsa" and solver == "cg":
         pytest.skip("GSA has no iterative solver")
     X, y, Xt, yt = _regression()
-    kw = dict(gamma=1 / 20, alpha=alpha, mode=mode, solver=solver, n_landmarks=300, random_state=0, cg_max_iter=1000)
+    kw = dict(gamma=1 / 20, alpha=alpha, mode=mode, solver=solver, n_components=300, random_state=0, cg_max_iter=1000)
     r64 = _rmse(KRR(**kw).fit(X, y), Xt, yt)
     m32 = KRR(dtype="float32", **kw).fit(X, y)
     r32 = _rmse(m32, Xt, yt)
@@ -108,7 +108,7 @@ def test_float32_direct_refinement_is_needed_at_small_alpha():
     """The float32 C^T C alone (rank= switches the refinement off) is off by percents at alpha / n = 1e-7;
     refined it is back within 1e-3 of float64 (this documents why the refinement exists)."""
     X, y, Xt, yt = _regression()
-    kw = dict(gamma=1 / 20, alpha=1e-3, n_landmarks=300, random_state=0, solver="direct")
+    kw = dict(gamma=1 / 20, alpha=1e-3, n_components=300, random_state=0, solver="direct")
     r64 = _rmse(KRR(**kw).fit(X, y), Xt, yt)
     plain = _rmse(KRR(dtype="float32", rank=300, **kw).fit(X, y), Xt, yt)
     refined = _rmse(KRR(dtype="float32", **kw).fit(X, y), Xt, yt)
@@ -118,7 +118,7 @@ def test_float32_direct_refinement_is_needed_at_small_alpha():
 def test_float32_classifier():
     X, y, Xt, yt = _regression(n=3000)
     labels, test_labels = y > 0, yt > 0
-    kw = dict(gamma=1 / 20, alpha=0.1, n_landmarks=200, random_state=0)
+    kw = dict(gamma=1 / 20, alpha=0.1, n_components=200, random_state=0)
     acc64 = KRRClassifier(**kw).fit(X, labels).score(Xt, test_labels)
     acc32 = KRRClassifier(dtype="float32", **kw).fit(X, labels).score(Xt, test_labels)
     assert abs(acc64 - acc32) <= 2e-3 and acc64 > 0.8

@@ -29,7 +29,7 @@ def problem(rng):
     return X, y, E, W, E[lab], ideal_kernel(y[lab]), S0, lab
 
 
-@parametrize_with_checks([GeneralizedNystrom(n_landmarks=5, lambda_grid=(0.1, 10.0), max_iter=20, random_state=0)])
+@parametrize_with_checks([GeneralizedNystrom(n_components=5, lambda_grid=(0.1, 10.0), max_iter=20, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -113,7 +113,7 @@ def test_transformer_factor_reproduces_E_S_Et_and_new_points(rng):
     y_part = np.full(160, -1)
     lab = rng.choice(160, 16, replace=False)
     y_part[lab] = y[lab]
-    gn = GeneralizedNystrom(gamma=0.5, n_landmarks=16, sampler="uniform", random_state=0).fit(X, y_part)
+    gn = GeneralizedNystrom(gamma=0.5, n_components=16, sampler="uniform", random_state=0).fit(X, y_part)
     G = gn.transform(X)
     E = kernels.make("gaussian", gamma=0.5)(X, gn.landmarks_)
     np.testing.assert_allclose(G @ G.T, E @ gn.dictionary_ @ E.T, atol=1e-8)
@@ -145,7 +145,7 @@ def test_side_information_helps_on_unlabelled_points():
     kern = kernels.make("gaussian", gamma=0.1)
     errors, aligns = [], []
     for lam in (100.0, 1e9):  # lambda -> infinity: the prior
-        gn = GeneralizedNystrom(gamma=0.1, n_landmarks=60, lam=lam, random_state=0).fit(X, y_part)
+        gn = GeneralizedNystrom(gamma=0.1, n_components=60, lam=lam, random_state=0).fit(X, y_part)
         G = gn.transform(X)
         aligns.append(centered_alignment((G @ G.T)[np.ix_(unl, unl)], ideal_kernel(y[unl])))
         errors.append(np.mean(LinearSVC(C=1.0).fit(G[~unl], y[~unl]).predict(G[unl]) != y[unl]))
@@ -160,17 +160,17 @@ def test_fixed_lambda_and_clear_errors(rng):
     y = np.full(50, -1)
     y[:3] = 0
     with pytest.raises(ValueError, match="at least 2 classes"):
-        GeneralizedNystrom(n_landmarks=5).fit(X, y)
+        GeneralizedNystrom(n_components=5).fit(X, y)
     y[3:6] = 1
-    gn = GeneralizedNystrom(n_landmarks=5, lam=3.0, random_state=0).fit(X, y)
+    gn = GeneralizedNystrom(n_components=5, lam=3.0, random_state=0).fit(X, y)
     assert gn.lam_ == 3.0 and list(gn.alignment_) == [3.0] and gn.dictionary_.shape == (5, 5)
     with pytest.raises(ValueError, match=r"must_link must have shape \(n_labelled, n_labelled\) = \(6, 6\)"):
-        GeneralizedNystrom(n_landmarks=5, lam=1.0, must_link=np.ones((3, 3))).fit(X, y)
+        GeneralizedNystrom(n_components=5, lam=1.0, must_link=np.ones((3, 3))).fit(X, y)
     with pytest.raises(ValueError, match="needs the targets of every sample"):
-        GeneralizedNystrom(n_landmarks=5, sampler="adaptive_ms").fit(X, y)
+        GeneralizedNystrom(n_components=5, sampler="adaptive_ms").fit(X, y)
 
 
-@parametrize_with_checks([GeneralizedNystromMKL(width_scales=(0.5, 2.0), n_landmarks=5, lambda_grid=(1.0,), max_outer=3,
+@parametrize_with_checks([GeneralizedNystromMKL(width_scales=(0.5, 2.0), n_components=5, lambda_grid=(1.0,), max_outer=3,
                                                 max_iter=10, random_state=0)])
 def test_mkl_sklearn_compatible(estimator, check):
     check(estimator)
@@ -188,7 +188,7 @@ def two_blobs(rng):
 
 def test_mkl_alternation_lowers_the_objective_and_keeps_the_constraints(two_blobs):
     X, _, y_part = two_blobs
-    mk = GeneralizedNystromMKL(width_scales=(0.25, 1.0, 4.0), n_landmarks=12, lam=0.5, max_outer=15, tol=0,
+    mk = GeneralizedNystromMKL(width_scales=(0.25, 1.0, 4.0), n_components=12, lam=0.5, max_outer=15, tol=0,
                                random_state=0).fit(X, y_part)
     path = np.array(mk.objective_path_)
     assert len(path) > 2 and np.all(np.diff(path) <= 1e-9 * abs(path[0]))
@@ -202,7 +202,7 @@ def test_mkl_alternation_lowers_the_objective_and_keeps_the_constraints(two_blob
 
 def test_mkl_factor_reproduces_the_mixture(two_blobs):
     X, _, y_part = two_blobs
-    mk = GeneralizedNystromMKL(width_scales=(0.5, 2.0), n_landmarks=10, lambda_grid=(0.1, 1.0, 10.0),
+    mk = GeneralizedNystromMKL(width_scales=(0.5, 2.0), n_components=10, lambda_grid=(0.1, 1.0, 10.0),
                                random_state=0).fit(X, y_part)
     G = mk.transform(X)
     K = sum(kernels.make("gaussian", gamma=g)(X, mk.landmarks_) @ T @ kernels.make("gaussian", gamma=g)(
@@ -214,7 +214,7 @@ def test_mkl_factor_reproduces_the_mixture(two_blobs):
     # mixture -- the starting point, which the alternation keeps
     from scipy import optimize
 
-    stiff = GeneralizedNystromMKL(width_scales=(0.5, 2.0), n_landmarks=10, lam=1e12, random_state=0).fit(X, y_part)
+    stiff = GeneralizedNystromMKL(width_scales=(0.5, 2.0), n_components=10, lam=1e12, random_state=0).fit(X, y_part)
     lab = y_part != -1
     E = [kernels.make("gaussian", gamma=g)(X[lab], stiff.landmarks_) for g in stiff.gammas_]
     A = np.column_stack([(Ej @ S @ Ej.T).ravel() for Ej, S in zip(E, stiff.priors_, strict=True)])

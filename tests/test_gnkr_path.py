@@ -87,7 +87,7 @@ def test_fit_path_reproduces_the_study_grid_bit_for_bit(kernel, sampler, reg):
                          idx=old_idx if sampler == "uniform" else None)[0]
 
     def est():
-        return GNKR(kernel=kernel, n_landmarks=m, sampler=sampler, random_state=new_rng)
+        return GNKR(kernel=kernel, n_components=m, sampler=sampler, random_state=new_rng)
 
     full = est().fit_path(X, y, SIGMAS, LAMS, probabilities=new_norms[0])
     part = est().fit_path(X[sub], y[sub], SIGMAS, LAMS, probabilities=new_norms[1])
@@ -118,7 +118,7 @@ def test_fit_path_reproduces_the_study_grid_bit_for_bit(kernel, sampler, reg):
 def test_fit_is_unchanged(kernel, sampler, m, reg):
     X, y, Xt, _ = reg
     idx, coef = _old_fit(X, y, kernel, 0.7, 1e-8, m, sampler, seed=3)
-    model = GNKR(kernel=kernel, sigma=0.7, lam=1e-8, n_landmarks=m, sampler=sampler, random_state=3).fit(X, y)
+    model = GNKR(kernel=kernel, sigma=0.7, alpha=1e-8, n_components=m, sampler=sampler, random_state=3).fit(X, y)
     np.testing.assert_array_equal(model.component_indices_, idx)
     np.testing.assert_array_equal(model.coef_, coef)
     np.testing.assert_array_equal(model.landmarks_, X[idx])
@@ -129,12 +129,12 @@ def test_fit_is_unchanged(kernel, sampler, m, reg):
 def test_uniform_path_equals_separate_fits(kernel, reg):
     """Uniform landmarks drawn from the same seed coincide for every sigma: the grid is the separate fits."""
     X, y, Xt, _ = reg
-    path = GNKR(kernel=kernel, n_landmarks=30, sampler="uniform", random_state=11).fit_path(X, y, SIGMAS, LAMS)
+    path = GNKR(kernel=kernel, n_components=30, sampler="uniform", random_state=11).fit_path(X, y, SIGMAS, LAMS)
     P = path.predict_path(Xt)
     assert P.shape == (3, 4, 100)
     for i, s in enumerate(SIGMAS):
         for j, lam in enumerate(LAMS):
-            one = GNKR(kernel=kernel, sigma=s, lam=lam, n_landmarks=30, sampler="uniform", random_state=11).fit(X, y)
+            one = GNKR(kernel=kernel, sigma=s, alpha=lam, n_components=30, sampler="uniform", random_state=11).fit(X, y)
             np.testing.assert_array_equal(path.path_indices_[i], one.component_indices_)
             np.testing.assert_array_equal(path.path_coef_[i][j], one.coef_)
             np.testing.assert_allclose(P[i, j], one.predict(Xt), rtol=1e-9, atol=1e-9 * np.abs(one.predict(Xt)).max())
@@ -159,10 +159,10 @@ def test_fixed_landmarks_serve_every_sigma_and_draw_nothing(sampler, reg):
 
 def test_path_attributes_and_shapes(reg):
     X, y, Xt, _ = reg
-    path = GNKR(n_landmarks=20, random_state=0).fit_path(X, y, np.array(SIGMAS), LAMS)
+    path = GNKR(n_components=20, random_state=0).fit_path(X, y, np.array(SIGMAS), LAMS)
     np.testing.assert_array_equal(path.path_sigmas_, SIGMAS)
-    np.testing.assert_array_equal(path.path_lams_, LAMS)
-    assert path.path_sigmas_.dtype == np.float64 and path.path_lams_.dtype == np.float64
+    np.testing.assert_array_equal(path.path_alphas_, LAMS)
+    assert path.path_sigmas_.dtype == np.float64 and path.path_alphas_.dtype == np.float64
     assert len(path.path_indices_) == len(path.path_coef_) == 3
     assert all(i.shape == (20,) for i in path.path_indices_)
     assert all(c.shape == (4, 20) for c in path.path_coef_)
@@ -173,7 +173,7 @@ def test_path_attributes_and_shapes(reg):
     assert [k.params() for k in path.path_kernels_] == [kernels.make("gaussian", sigma=s).params() for s in SIGMAS]
     with pytest.raises(NotFittedError):
         path.predict(Xt)  # fit_path fits a grid, not the (sigma, lam) of predict
-    one = GNKR(n_landmarks=20, random_state=0).fit(X, y)
+    one = GNKR(n_components=20, random_state=0).fit(X, y)
     with pytest.raises(NotFittedError):
         one.predict_path(Xt)
     path.fit(X, y)  # the other kind of fit replaces the attributes of the first
@@ -189,8 +189,8 @@ def test_column_norm_cache_gives_identical_draws_and_counts_its_seconds(reg, mon
     monkeypatch.setattr(sampling, "column_norm_probabilities", lambda X, k: calls.append(k) or real(X, k))
     cache = {}
     for m in (10, 30):  # the norms do not depend on m: computed once, shared
-        a = GNKR(n_landmarks=m, random_state=4).fit_path(X, y, SIGMAS, LAMS, probabilities=cache)
-        b = GNKR(n_landmarks=m, random_state=4).fit_path(X, y, SIGMAS, LAMS)
+        a = GNKR(n_components=m, random_state=4).fit_path(X, y, SIGMAS, LAMS, probabilities=cache)
+        b = GNKR(n_components=m, random_state=4).fit_path(X, y, SIGMAS, LAMS)
         for ia, ib, ca, cb in zip(a.path_indices_, b.path_indices_, a.path_coef_, b.path_coef_, strict=True):
             np.testing.assert_array_equal(ia, ib)
             np.testing.assert_array_equal(ca, cb)
@@ -198,9 +198,9 @@ def test_column_norm_cache_gives_identical_draws_and_counts_its_seconds(reg, mon
     assert sorted(cache) == SIGMAS and all(type(k) is float for k in cache)
     # a cached sigma still reports the seconds its norms took
     cache = {s: (real(X, kernels.make("gaussian", sigma=s)), 100.0) for s in SIGMAS}
-    c = GNKR(n_landmarks=10, random_state=4).fit_path(X, y, SIGMAS, LAMS, probabilities=cache)
+    c = GNKR(n_components=10, random_state=4).fit_path(X, y, SIGMAS, LAMS, probabilities=cache)
     assert np.all(c.path_sampling_times_ >= 100.0)
-    ref = GNKR(n_landmarks=10, random_state=4).fit_path(X, y, SIGMAS, LAMS)
+    ref = GNKR(n_components=10, random_state=4).fit_path(X, y, SIGMAS, LAMS)
     for ic, ir in zip(c.path_indices_, ref.path_indices_, strict=True):
         np.testing.assert_array_equal(ic, ir)
 
@@ -208,14 +208,14 @@ def test_column_norm_cache_gives_identical_draws_and_counts_its_seconds(reg, mon
 def test_a_generator_continues_over_calls(reg):
     X, y, _, _ = reg
     g = np.random.default_rng(8)
-    a = GNKR(n_landmarks=15, sampler="uniform", random_state=g).fit_path(X, y, SIGMAS, LAMS)
-    b = GNKR(n_landmarks=15, sampler="uniform", random_state=g).fit_path(X, y, SIGMAS, LAMS)
+    a = GNKR(n_components=15, sampler="uniform", random_state=g).fit_path(X, y, SIGMAS, LAMS)
+    b = GNKR(n_components=15, sampler="uniform", random_state=g).fit_path(X, y, SIGMAS, LAMS)
     ref = np.random.default_rng(8)
     np.testing.assert_array_equal(a.path_indices_[0], sampling.sample("uniform", X, "gaussian", c=15, seed=ref))
     np.testing.assert_array_equal(b.path_indices_[0], sampling.sample("uniform", X, "gaussian", c=15, seed=ref))
     # an int seed starts afresh every call
-    c1 = GNKR(n_landmarks=15, random_state=8).fit_path(X, y, SIGMAS, LAMS)
-    c2 = GNKR(n_landmarks=15, random_state=8).fit_path(X, y, SIGMAS, LAMS)
+    c1 = GNKR(n_components=15, random_state=8).fit_path(X, y, SIGMAS, LAMS)
+    c2 = GNKR(n_components=15, random_state=8).fit_path(X, y, SIGMAS, LAMS)
     np.testing.assert_array_equal(np.concatenate(c1.path_indices_), np.concatenate(c2.path_indices_))
 
 
@@ -225,8 +225,8 @@ def test_a_generator_continues_over_calls(reg):
     ({"sigmas": [[1.0]]}, r"sigmas must be a non-empty 1-D"),
     ({"sigmas": [float("inf")]}, r"sigmas must be"),
     ({"sigmas": ["median"]}, r"sigmas must be"),
-    ({"lams": [0.0]}, r"^GNKR.fit_path: lams must be a non-empty 1-D sequence of positive finite"),
-    ({"lams": [True]}, r"lams must be"),
+    ({"alphas": [0.0]}, r"^GNKR.fit_path: alphas must be a non-empty 1-D sequence of positive finite"),
+    ({"alphas": [True]}, r"alphas must be"),
     ({"landmarks": np.array([0, 300])}, r"^GNKR.fit_path: landmarks must be a non-empty 1-D array of indices in "
                                         r"\[0, 300\)"),
     ({"landmarks": np.array([0.0, 1.0])}, r"landmarks must be"),
@@ -235,7 +235,7 @@ def test_a_generator_continues_over_calls(reg):
 ])
 def test_fit_path_errors(kwargs, match, reg):
     X, y, _, _ = reg
-    args = {"sigmas": SIGMAS, "lams": LAMS, **kwargs}
+    args = {"sigmas": SIGMAS, "alphas": LAMS, **kwargs}
     with pytest.raises(ValueError, match=match):
         GNKR().fit_path(X, y, **args)
 

@@ -37,8 +37,8 @@ def _nusvm_expected_failures(estimator):
             "check_sample_weight_equivalence_on_sparse_data": why}
 
 
-@parametrize_with_checks([NuSVM(approximation="exact"), NuSVM(n_landmarks=20, random_state=0),
-                          NuSVM(n_landmarks=20, mode="gsa", random_state=0)],
+@parametrize_with_checks([NuSVM(approximation="exact"), NuSVM(n_components=20, random_state=0),
+                          NuSVM(n_components=20, mode="gsa", random_state=0)],
                          expected_failed_checks=_nusvm_expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
@@ -63,7 +63,7 @@ def test_gsa_and_lla_share_the_dual_of_the_machine_on_K_tilde(data, binary, samp
     """The linear nu-SVM on F has the dual of the kernel nu-SVM on K~ = F F^T (Li et al., Algorithm 1)."""
     X, y, _ = data
     y = _labels(y, binary)
-    model = NuSVM(gamma=GAMMA, nu=0.3, n_landmarks=25, sampler=sampler, tol=1e-10, random_state=0).fit(X, y)
+    model = NuSVM(gamma=GAMMA, nu=0.3, n_components=25, sampler=sampler, tol=1e-10, random_state=0).fit(X, y)
     kern = kernels.make("gaussian", gamma=GAMMA)
     lm = model.landmarks_ if model.sketch_ is None else approx.Sketch(model.sketch_)
     K_tilde = approx.build("nystrom", X, kern, landmarks=lm).dense()
@@ -83,7 +83,7 @@ def test_gsa_and_lla_share_the_dual_of_the_machine_on_K_tilde(data, binary, samp
 
 def test_mode_switches_prediction_without_refit(data):
     X, y, Xt = data
-    model = NuSVM(gamma=GAMMA, nu=0.3, n_landmarks=15, random_state=0).fit(X, y)
+    model = NuSVM(gamma=GAMMA, nu=0.3, n_components=15, random_state=0).fit(X, y)
     lla = model.decision_function(Xt)
     gsa = model.decision_function(Xt, mode="gsa")
     assert not np.allclose(lla, gsa)
@@ -110,7 +110,7 @@ def test_errors_vanish_when_every_point_is_a_landmark(data, binary, scale):
     full = NuSVM(gamma=GAMMA, nu=0.3, landmarks=np.arange(len(X)), tol=1e-10).fit(X, y)
     for mode in ("gsa", "lla"):
         assert approximation_error(exact, full, mode=mode, scale=scale) < 1e-6
-    some = NuSVM(gamma=GAMMA, nu=0.3, n_landmarks=10, random_state=0).fit(X, y)
+    some = NuSVM(gamma=GAMMA, nu=0.3, n_components=10, random_state=0).fit(X, y)
     assert approximation_error(exact, some, mode="lla", scale=scale) > 1e-2
 
 
@@ -170,7 +170,7 @@ def test_krr_ncr_error_equals_lla_error(data, sampler):
     X, y, _ = data
     t = (y == "a").astype(float)
     exact = KRR(fit_intercept=False, gamma=GAMMA, alpha=0.1, approximation="exact").fit(X, t)
-    errs = [approximation_error(exact, KRR(fit_intercept=False, gamma=GAMMA, alpha=0.1, n_landmarks=20, sampler=sampler, mode=m,
+    errs = [approximation_error(exact, KRR(fit_intercept=False, gamma=GAMMA, alpha=0.1, n_components=20, sampler=sampler, mode=m,
                                            random_state=0).fit(X, t)) for m in ("lla", "ncr")]
     assert errs[0] == pytest.approx(errs[1], rel=1e-6)
     full = KRR(fit_intercept=False, gamma=GAMMA, alpha=0.1, landmarks=np.arange(len(X)), mode="lla").fit(X, t)
@@ -204,9 +204,9 @@ def test_approximation_error_rejects_mismatched_models(data):
     X, y, _ = data
     exact = NuSVM(gamma=GAMMA, nu=0.3, approximation="exact").fit(X, y)
     with pytest.raises(ValueError, match="approximation='exact'"):
-        approximation_error(NuSVM(gamma=GAMMA, nu=0.3, n_landmarks=10).fit(X, y), exact)
+        approximation_error(NuSVM(gamma=GAMMA, nu=0.3, n_components=10).fit(X, y), exact)
     with pytest.raises(ValueError, match="different kernels"):
-        approximation_error(exact, NuSVM(gamma=1.0, nu=0.3, n_landmarks=10).fit(X, y))
+        approximation_error(exact, NuSVM(gamma=1.0, nu=0.3, n_components=10).fit(X, y))
     with pytest.raises(ValueError, match="one class"):
         approximation_error(exact, LSSVM(gamma=GAMMA).fit(X, y))
     with pytest.raises(TypeError, match="no kernel expansion"):
@@ -214,9 +214,9 @@ def test_approximation_error_rejects_mismatched_models(data):
     t = (y == "a").astype(float)
     kr = KRR(fit_intercept=False, gamma=GAMMA, approximation="exact").fit(X, t)
     with pytest.raises(ValueError, match="fitted with mode='gsa', not 'lla'"):
-        approximation_error(kr, KRR(fit_intercept=False, gamma=GAMMA, n_landmarks=10, mode="gsa").fit(X, t), mode="lla")
+        approximation_error(kr, KRR(fit_intercept=False, gamma=GAMMA, n_components=10, mode="gsa").fit(X, t), mode="lla")
     with pytest.raises(ValueError, match="scale= applies to NuSVM"):
-        approximation_error(kr, KRR(fit_intercept=False, gamma=GAMMA, n_landmarks=10).fit(X, t), scale="nu")
+        approximation_error(kr, KRR(fit_intercept=False, gamma=GAMMA, n_components=10).fit(X, t), scale="nu")
 
 
 def test_max_feasible_nu_is_the_tightest_pair_bound():
@@ -238,7 +238,7 @@ def test_batched_errors_equal_the_single_ones(data, binary, sampler):
     X, y, _ = data
     y = _labels(y, binary)
     exact = NuSVM(gamma=GAMMA, nu=0.3, approximation="exact").fit(X, y)
-    model = NuSVM(gamma=GAMMA, nu=0.3, n_landmarks=15, sampler=sampler, random_state=0).fit(X, y)
+    model = NuSVM(gamma=GAMMA, nu=0.3, n_components=15, sampler=sampler, random_state=0).fit(X, y)
     got = approximation_errors(exact, model)
     assert set(got) == {(m, s) for m in ("gsa", "lla") for s in ("nu", "decision")}
     for (mode, scale), value in got.items():

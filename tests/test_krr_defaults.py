@@ -35,7 +35,7 @@ def _data(n=80, seed=0, t=1):
 @pytest.mark.parametrize("approximation, mode", [("exact", "lla"), ("nystrom", "gsa")])
 def test_intercept_of_the_dual_fits_solves_the_bordered_system(approximation, mode):
     X, y = _data()
-    m = KRR(gamma=0.7, alpha=0.1, fit_intercept=True, approximation=approximation, mode=mode, n_landmarks=15,
+    m = KRR(gamma=0.7, alpha=0.1, fit_intercept=True, approximation=approximation, mode=mode, n_components=15,
             random_state=0).fit(X, y)
     K = kernels.make("gaussian", gamma=0.7)(X)
     if approximation == "nystrom":
@@ -51,7 +51,7 @@ def test_intercept_of_the_dual_fits_solves_the_bordered_system(approximation, mo
 @pytest.mark.parametrize("t", [1, 2])
 def test_lla_intercept_is_ridge_on_the_nystrom_features(t):
     X, Y = _data(t=t)
-    m = KRR(gamma=0.7, alpha=0.1, fit_intercept=True, n_landmarks=15, random_state=0).fit(X, Y)
+    m = KRR(gamma=0.7, alpha=0.1, fit_intercept=True, n_components=15, random_state=0).fit(X, Y)
     Z = X[m.component_indices_]
     W = kernels.make("gaussian", gamma=0.7)(Z)
     w, U = np.linalg.eigh(W)
@@ -63,7 +63,7 @@ def test_lla_intercept_is_ridge_on_the_nystrom_features(t):
 
 def test_ncr_equals_lla_with_an_intercept_and_the_intercept_matters():
     X, y = _data()
-    kw = dict(gamma=0.7, alpha=0.1, fit_intercept=True, n_landmarks=15, random_state=0)
+    kw = dict(gamma=0.7, alpha=0.1, fit_intercept=True, n_components=15, random_state=0)
     lla, ncr = KRR(mode="lla", **kw).fit(X, y), KRR(mode="ncr", **kw).fit(X, y)
     np.testing.assert_allclose(lla.predict(X), ncr.predict(X), atol=1e-7)
     far = np.array([[10.0, 10.0]])  # far from the data a Gaussian model returns its intercept
@@ -80,7 +80,7 @@ def test_a_fitted_nystrom_model_keeps_landmarks_not_the_training_set():
         X = rng.normal(size=(n, 3))
         y = np.sin(X[:, 0])
         for mode in ("lla", "ncr"):
-            m = KRR(gamma=0.5, n_landmarks=20, mode=mode, random_state=0).fit(X, y)
+            m = KRR(gamma=0.5, n_components=20, mode=mode, random_state=0).fit(X, y)
             sizes[(n, mode)] = len(pickle.dumps(m))
             np.testing.assert_allclose(pickle.loads(pickle.dumps(m)).predict(X[:5]), m.predict(X[:5]))
     for mode in ("lla", "ncr"):
@@ -95,10 +95,10 @@ def test_string_labels_multiclass_and_the_regression_it_wraps():
     rng = np.random.default_rng(1)
     X = np.vstack([rng.normal(c, 0.5, size=(40, 2)) for c in ((0, 0), (3, 0), (0, 3))])
     y = np.repeat(["a", "b", "c"], 40)
-    clf = KRRClassifier(gamma=0.5, alpha=0.1, n_landmarks=20, random_state=0).fit(X, y)
+    clf = KRRClassifier(gamma=0.5, alpha=0.1, n_components=20, random_state=0).fit(X, y)
     assert clf.classes_.tolist() == ["a", "b", "c"] and clf.score(X, y) > 0.95
     T = np.where(y[:, None] == np.array(["a", "b", "c"])[None, :], 1.0, -1.0)
-    reg = KRR(gamma=0.5, alpha=0.1, n_landmarks=20, random_state=0).fit(X, T)
+    reg = KRR(gamma=0.5, alpha=0.1, n_components=20, random_state=0).fit(X, T)
     np.testing.assert_allclose(clf.decision_function(X), reg.predict(X))
     binary = KRRClassifier(gamma=0.5, alpha=0.1, approximation="exact").fit(X[:80], y[:80])
     assert binary.decision_function(X[:80]).shape == (80,) and set(binary.predict(X[:80])) <= {"a", "b"}
@@ -106,7 +106,7 @@ def test_string_labels_multiclass_and_the_regression_it_wraps():
         KRRClassifier().fit(X[:40], y[:40])
     check_estimator(KRRClassifier(approximation="exact"))
     # with sampled landmarks, repeated rows change the draw: weights equal repetition only for given landmarks
-    check_estimator(KRRClassifier(n_landmarks=10, random_state=0), expected_failed_checks={
+    check_estimator(KRRClassifier(n_components=10, random_state=0), expected_failed_checks={
         "check_sample_weight_equivalence_on_dense_data": "landmarks are drawn from the (repeated) rows",
         "check_sample_weight_equivalence_on_sparse_data": "landmarks are drawn from the (repeated) rows"})
 
@@ -114,7 +114,7 @@ def test_string_labels_multiclass_and_the_regression_it_wraps():
 def test_an_indefinite_kernel_is_flagged():
     X, y = _data()
     with pytest.warns(UserWarning, match="not positive semi-definite"):
-        KRR(kernel="epanechnikov", sigma=0.5, n_landmarks=10, random_state=0).fit(X, y)
+        KRR(kernel="epanechnikov", sigma=0.5, n_components=10, random_state=0).fit(X, y)
 
 
 def test_mcm_measures_its_grid_assumption_and_c_ree_flags_an_indefinite_operator():
@@ -166,7 +166,7 @@ def test_a_function_sampler_works_in_parallel_grid_search():
     from sklearn.model_selection import GridSearchCV
 
     X, y = _data(90)
-    gs = GridSearchCV(KRR(sampler=_every_third_row, n_landmarks=10), {"alpha": [0.01, 0.1]}, cv=2, n_jobs=2).fit(X, y)
+    gs = GridSearchCV(KRR(sampler=_every_third_row, n_components=10), {"alpha": [0.01, 0.1]}, cv=2, n_jobs=2).fit(X, y)
     np.testing.assert_array_equal(gs.best_estimator_.component_indices_, np.arange(0, 30, 3))
 
 
@@ -191,10 +191,10 @@ def test_default_classifiers_reach_95_percent(name):
 def test_the_defaults_are_the_same_in_every_estimator():
     from nystrom_bench.learners import GNKR, LSSVM, KRRClassifier, NuSVM, NystromFeatures
 
-    counts = {type(e).__name__: e.get_params().get("n_landmarks", e.get_params().get("n_components"))
+    counts = {type(e).__name__: e.get_params()["n_components"]
               for e in (KRR(), KRRClassifier(), LSSVM(), NuSVM(), GNKR(), NystromFeatures())}
     assert set(counts.values()) == {200}, counts
-    assert KRR().alpha == KRRClassifier().alpha == 1.0 and LSSVM().mu is None
+    assert KRR().alpha == KRRClassifier().alpha == LSSVM().alpha == 1.0
     assert all(e.gamma is None for e in (KRR(), KRRClassifier(), LSSVM(), NuSVM(), NystromFeatures()))
     assert GNKR().sigma is None
 
@@ -205,18 +205,18 @@ def test_default_width_is_the_median_heuristic_everywhere():
     X, y = _data(60)
     labels = (y > y.mean()).astype(int)
     gamma = 1 / kernels.median_sq_dist(X)
-    for est in (KRR(n_landmarks=10, random_state=0).fit(X, y), LSSVM().fit(X, labels),
-                NuSVM(n_landmarks=10, random_state=0).fit(X, labels)):
+    for est in (KRR(n_components=10, random_state=0).fit(X, y), LSSVM().fit(X, labels),
+                NuSVM(n_components=10, random_state=0).fit(X, labels)):
         assert est.kernel_.gamma == pytest.approx(gamma), est
     assert NystromFeatures(n_components=10, random_state=0).fit(X).gamma_ == pytest.approx(gamma)
-    assert GNKR(n_landmarks=10, random_state=0).fit(X, y).kernel_.gamma == pytest.approx(gamma)
-    assert KRR(kernel="laplacian", n_landmarks=10, random_state=0).fit(X, y).kernel_.gamma == pytest.approx(gamma)
+    assert GNKR(n_components=10, random_state=0).fit(X, y).kernel_.gamma == pytest.approx(gamma)
+    assert KRR(kernel="laplacian", n_components=10, random_state=0).fit(X, y).kernel_.gamma == pytest.approx(gamma)
     with pytest.warns(UserWarning, match="not positive semi-definite"):
-        epa = KRR(kernel="epanechnikov", n_landmarks=10, random_state=0).fit(X, y)
+        epa = KRR(kernel="epanechnikov", n_components=10, random_state=0).fit(X, y)
     assert epa.kernel_.sigma == pytest.approx(np.sqrt(0.5 / gamma))
-    assert KRR(kernel="polynomial", n_landmarks=10, random_state=0).fit(X, y).kernel_.gamma == 1.0
-    assert KRR(kernel="linear", n_landmarks=2, random_state=0).fit(X, y).score(X, y) > 0  # no width to set
+    assert KRR(kernel="polynomial", n_components=10, random_state=0).fit(X, y).kernel_.gamma == 1.0
+    assert KRR(kernel="linear", n_components=2, random_state=0).fit(X, y).score(X, y) > 0  # no width to set
     # an explicit width wins; a constant column or coinciding points fall back instead of failing
-    assert KRR(gamma=0.3, n_landmarks=10).fit(X, y).kernel_.gamma == 0.3
-    assert KRR(sigma=2.0, n_landmarks=10).fit(X, y).kernel_.gamma == pytest.approx(1 / 8)
-    assert KRR(n_landmarks=3).fit(np.ones((5, 2)), np.arange(5.0)).kernel_.gamma == 1.0
+    assert KRR(gamma=0.3, n_components=10).fit(X, y).kernel_.gamma == 0.3
+    assert KRR(sigma=2.0, n_components=10).fit(X, y).kernel_.gamma == pytest.approx(1 / 8)
+    assert KRR(n_components=3).fit(np.ones((5, 2)), np.arange(5.0)).kernel_.gamma == 1.0

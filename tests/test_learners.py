@@ -19,9 +19,9 @@ def data(rng):
 
 @parametrize_with_checks([
     KRR(fit_intercept=False, approximation="exact", alpha=1e-2),
-    KRR(fit_intercept=False, approximation="nystrom", n_landmarks=30, mode="gsa", random_state=0),
-    KRR(fit_intercept=False, approximation="nystrom", n_landmarks=30, mode="lla", random_state=0),
-    KRR(fit_intercept=False, approximation="nystrom", n_landmarks=30, mode="ncr", random_state=0),
+    KRR(fit_intercept=False, approximation="nystrom", n_components=30, mode="gsa", random_state=0),
+    KRR(fit_intercept=False, approximation="nystrom", n_components=30, mode="lla", random_state=0),
+    KRR(fit_intercept=False, approximation="nystrom", n_components=30, mode="ncr", random_state=0),
 ])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
@@ -65,16 +65,16 @@ def test_gsa_is_dense_solve_with_approximate_matrix(data):
 def test_all_landmarks_equals_exact(data, mode):
     X, y, Xt = data
     exact = KRR(fit_intercept=False, approximation="exact", gamma=0.4, alpha=0.1).fit(X, y).predict(Xt)
-    full = KRR(fit_intercept=False, gamma=0.4, alpha=0.1, mode=mode, n_landmarks=120, random_state=0).fit(X, y).predict(Xt)
+    full = KRR(fit_intercept=False, gamma=0.4, alpha=0.1, mode=mode, n_components=120, random_state=0).fit(X, y).predict(Xt)
     np.testing.assert_allclose(full, exact, rtol=1e-5, atol=1e-6)
 
 
 def test_sampler_by_name_and_reproducible(data):
     X, y, Xt = data
-    a = KRR(fit_intercept=False, sampler="column_norm", n_landmarks=20, random_state=3).fit(X, y)
-    b = KRR(fit_intercept=False, sampler="column_norm", n_landmarks=20, random_state=3).fit(X, y)
+    a = KRR(fit_intercept=False, sampler="column_norm", n_components=20, random_state=3).fit(X, y)
+    b = KRR(fit_intercept=False, sampler="column_norm", n_components=20, random_state=3).fit(X, y)
     np.testing.assert_array_equal(a.component_indices_, b.component_indices_)
-    km = KRR(fit_intercept=False, sampler="kmeans", n_landmarks=10, random_state=0).fit(X, y)
+    km = KRR(fit_intercept=False, sampler="kmeans", n_components=10, random_state=0).fit(X, y)
     assert km.landmarks_.shape == (10, 3) and km.component_indices_ is None
 
 
@@ -125,7 +125,7 @@ def test_kernel_defaults(data, kernel, defaults):
     X, y, Xt = data
     med = kernels.median_sq_dist(X)
     defaults = {k: (1 / med if k == "gamma" else np.sqrt(med / 2)) if v == "median" else v for k, v in defaults.items()}
-    fixed = {"mode": "ncr", "n_landmarks": 30, "alpha": 0.1, "random_state": 0}  # ncr: epanechnikov is indefinite
+    fixed = {"mode": "ncr", "n_components": 30, "alpha": 0.1, "random_state": 0}  # ncr: epanechnikov is indefinite
     model = KRR(fit_intercept=False, kernel=kernel, **fixed).fit(X, y)
     assert model.kernel_.params() == pytest.approx(defaults)
     ref = KRR(fit_intercept=False, kernel=kernel, **fixed, **defaults).fit(X, y)
@@ -146,10 +146,10 @@ def test_gaussian_sigma_is_used(data, sigma):
 @pytest.mark.parametrize("key,heuristic", [("gamma", "median"), ("gamma", "mean"), ("sigma", "median")])
 def test_heuristic_widths_resolved_on_the_training_data(data, key, heuristic):
     X, y, Xt = data
-    model = KRR(fit_intercept=False, **{key: heuristic}, n_landmarks=30, random_state=0).fit(X, y)
+    model = KRR(fit_intercept=False, **{key: heuristic}, n_components=30, random_state=0).fit(X, y)
     kern = kernels.from_spec({"kernel": "gaussian", key: heuristic}, X)
     assert model.kernel_.params() == kern.params()
-    ref = KRR(fit_intercept=False, gamma=kern.gamma, n_landmarks=30, random_state=0).fit(X, y)
+    ref = KRR(fit_intercept=False, gamma=kern.gamma, n_components=30, random_state=0).fit(X, y)
     np.testing.assert_array_equal(model.predict(Xt), ref.predict(Xt))
     assert model.get_params()[key] == heuristic  # the parameter itself stays as given
 
@@ -158,7 +158,7 @@ def test_heuristic_widths_resolved_on_the_training_data(data, key, heuristic):
 @pytest.mark.parametrize("mode", ["gsa", "lla", "ncr"])
 def test_every_sampler_in_every_mode(data, sampler, mode):
     X, y, Xt = data
-    model = KRR(fit_intercept=False, gamma=0.4, alpha=0.05, sampler=sampler, n_landmarks=30, mode=mode, random_state=0).fit(X, y)
+    model = KRR(fit_intercept=False, gamma=0.4, alpha=0.05, sampler=sampler, n_components=30, mode=mode, random_state=0).fit(X, y)
     pred = model.predict(Xt)
     assert pred.shape == (40,) and np.isfinite(pred).all()
     if mode != "gsa":  # GSA with small alpha is genuinely unstable (K~ in training, K at prediction)
@@ -178,8 +178,8 @@ def test_ncr_equals_lla_with_a_sketch(data, rng):
 from nystrom_bench.learners import GNKR, gnkr_path  # noqa: E402
 
 
-@parametrize_with_checks([GNKR(n_landmarks=10, sampler="uniform", random_state=0),
-                          GNKR(n_landmarks=10, sampler="column_norm", random_state=0)])
+@parametrize_with_checks([GNKR(n_components=10, sampler="uniform", random_state=0),
+                          GNKR(n_components=10, sampler="column_norm", random_state=0)])
 def test_gnkr_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -190,7 +190,7 @@ def test_gnkr_matches_dense_linear_system(kernel, lam, rng):
     """alpha = (K_nm^T K_nm + lam m n I)^-1 K_nm^T y (Chen et al. (NIPS 2016), eq. 5), also for the indefinite kernel."""
     X = rng.uniform(-2, 2, size=(150, 2))
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=150)
-    model = GNKR(kernel=kernel, sigma=0.7, lam=lam, n_landmarks=25, sampler="column_norm", random_state=1).fit(X, y)
+    model = GNKR(kernel=kernel, sigma=0.7, alpha=lam, n_components=25, sampler="column_norm", random_state=1).fit(X, y)
     kern = kernels.make(kernel, sigma=0.7)
     K = kern(X, model.landmarks_)
     ref = np.linalg.solve(K.T @ K + lam * 25 * 150 * np.eye(25), K.T @ y)
@@ -204,7 +204,7 @@ def test_gnkr_indefinite_kernel_really_is_indefinite_and_still_fits(rng):
     y = x[:, 0] * np.sin(x[:, 0])
     kern = kernels.make("epanechnikov", sigma=0.5)
     assert np.linalg.eigvalsh(kern(x[::4])).min() < -1e-3
-    model = GNKR(kernel="epanechnikov", sigma=0.5, lam=1e-10, n_landmarks=60, random_state=0).fit(x, y)
+    model = GNKR(kernel="epanechnikov", sigma=0.5, alpha=1e-10, n_components=60, random_state=0).fit(x, y)
     assert np.sqrt(np.mean((model.predict(x) - y) ** 2)) < 0.05
 
 
@@ -248,5 +248,5 @@ def test_gnkr_path_unknown_solver():
 
 def test_gnkr_column_norm_draws_with_replacement(rng):
     X = rng.normal(size=(30, 1))
-    model = GNKR(sampler="column_norm", n_landmarks=100, random_state=0).fit(X, X[:, 0])
+    model = GNKR(sampler="column_norm", n_components=100, random_state=0).fit(X, X[:, 0])
     assert len(model.component_indices_) == 100  # more draws than points: necessarily repeats

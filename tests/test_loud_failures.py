@@ -20,31 +20,31 @@ def test_negative_or_non_finite_sample_weight_is_an_error_not_nan(approximation,
     w = np.ones(len(X))
     w[3] = -1.0
     with pytest.raises(ValueError, match="Negative values in data passed to `sample_weight`"):
-        KRR(approximation=approximation, mode=mode, n_landmarks=10, random_state=0).fit(X, y, sample_weight=w)
+        KRR(approximation=approximation, mode=mode, n_components=10, random_state=0).fit(X, y, sample_weight=w)
     w[3] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        KRR(approximation=approximation, mode=mode, n_landmarks=10, random_state=0).fit(X, y, sample_weight=w)
+        KRR(approximation=approximation, mode=mode, n_components=10, random_state=0).fit(X, y, sample_weight=w)
     with pytest.raises(ValueError, match="Negative values in data passed to `sample_weight`"):
-        KRRClassifier(n_landmarks=10, random_state=0).fit(X, y > 0, sample_weight=-np.ones(len(X)))
+        KRRClassifier(n_components=10, random_state=0).fit(X, y > 0, sample_weight=-np.ones(len(X)))
 
 
 def test_cg_with_sample_weight_is_an_error_naming_the_alternative():
     X, y = _data()
     with pytest.raises(ValueError, match="solver='cg' does not take sample_weight.*solver='direct'"):
-        KRR(solver="cg", n_landmarks=10, random_state=0).fit(X, y, sample_weight=np.ones(len(X)))
-    KRR(solver="auto", n_landmarks=10, random_state=0).fit(X, y, sample_weight=np.ones(len(X)))  # direct
+        KRR(solver="cg", n_components=10, random_state=0).fit(X, y, sample_weight=np.ones(len(X)))
+    KRR(solver="auto", n_components=10, random_state=0).fit(X, y, sample_weight=np.ones(len(X)))  # direct
 
 
 def test_cg_stopping_at_max_iter_warns():
     X, y = _data(300)
     with pytest.warns(ConvergenceWarning, match="max_iter=2 .*cg_max_iter"):
-        model = KRR(solver="cg", n_landmarks=40, alpha=1e-6, cg_tol=1e-12, cg_max_iter=2, random_state=0).fit(X, y)
+        model = KRR(solver="cg", n_components=40, alpha=1e-6, cg_tol=1e-12, cg_max_iter=2, random_state=0).fit(X, y)
     assert model.n_iter_ == 2
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        KRR(solver="cg", n_landmarks=40, cg_max_iter=500, random_state=0).fit(X, y)  # converges: no warning
+        KRR(solver="cg", n_components=40, cg_max_iter=500, random_state=0).fit(X, y)  # converges: no warning
 
 
 def test_non_finite_and_misshapen_input_at_the_estimators():
@@ -52,10 +52,10 @@ def test_non_finite_and_misshapen_input_at_the_estimators():
     bad = X.copy()
     bad[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        KRR(n_landmarks=10).fit(bad, y)
+        KRR(n_components=10).fit(bad, y)
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
-        KRR(n_landmarks=10).fit(X, y[:-1])
-    model = KRR(n_landmarks=10, random_state=0).fit(X, y)
+        KRR(n_components=10).fit(X, y[:-1])
+    model = KRR(n_components=10, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         model.predict(X[:, :2])
 
@@ -79,7 +79,7 @@ def test_non_finite_and_misshapen_input_at_approx_build():
     (lambda X, k: data.info("diabetis"), r"unknown data set 'diabetis' \(did you mean 'diabetes'\?\)"),
     (lambda X, k: data.load("diabetes", split={"test_frac": 0.3}),
      r"unknown split key 'test_frac' \(did you mean 'test_fraction'\?\)"),
-    (lambda X, k: KRR(sampler="unifrom", n_landmarks=5).fit(X, X[:, 0]), r"did you mean 'uniform'"),
+    (lambda X, k: KRR(sampler="unifrom", n_components=5).fit(X, X[:, 0]), r"did you mean 'uniform'"),
 ])
 def test_unknown_names_say_did_you_mean(call, match):
     X, _ = _data()

@@ -39,7 +39,7 @@ def _labels(y3, binary):
     return (y3 == 2).astype(int) if binary else y3
 
 
-@parametrize_with_checks([LSSVM(), LSSVM(approximation="nystrom", n_landmarks=20, random_state=0)])
+@parametrize_with_checks([LSSVM(), LSSVM(approximation="nystrom", n_components=20, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -48,7 +48,7 @@ def test_sklearn_compatible(estimator, check):
 def test_exact_equals_dense_bordered_system(data, binary):
     X, y3, Xt = data
     y = _labels(y3, binary)
-    model = LSSVM(gamma=GAMMA, mu=MU).fit(X, y)
+    model = LSSVM(gamma=GAMMA, alpha=MU * len(X)).fit(X, y)
     kern = kernels.make("gaussian", gamma=GAMMA)
     a, b = _bordered(kern(X), _targets(y, binary), MU * len(X))
     np.testing.assert_allclose(model.dual_coef_, a, rtol=1e-8)
@@ -63,7 +63,7 @@ def test_nystrom_equals_dense_bordered_system_with_approximate_matrix(data, bina
     X, y3, Xt = data
     y = _labels(y3, binary)
     idx = np.arange(0, 120, 5)
-    model = LSSVM(gamma=GAMMA, mu=MU, approximation="nystrom", landmarks=idx, rank=rank).fit(X, y)
+    model = LSSVM(gamma=GAMMA, alpha=MU * len(X), approximation="nystrom", landmarks=idx, rank=rank).fit(X, y)
     op = approx.build("nystrom", X, kernels.make("gaussian", gamma=GAMMA), landmarks=idx, rank=rank)
     F, Ft = op.features(X), op.features(Xt)
     a, b = _bordered(F @ F.T, _targets(y, binary), MU * len(X))
@@ -78,7 +78,7 @@ def test_nystrom_equals_dense_bordered_system_with_approximate_matrix(data, bina
 def test_nystrom_with_a_sketch_equals_dense_bordered_system(data, rng):
     X, y3, Xt = data
     S = approx.Sketch(rng.normal(size=(120, 15)))
-    model = LSSVM(gamma=GAMMA, mu=MU, approximation="nystrom", landmarks=S).fit(X, y3)
+    model = LSSVM(gamma=GAMMA, alpha=MU * len(X), approximation="nystrom", landmarks=S).fit(X, y3)
     op = approx.build("nystrom", X, kernels.make("gaussian", gamma=GAMMA), landmarks=S)
     F = op.features(X)
     a, b = _bordered(F @ F.T, _targets(y3, False), MU * len(X))
@@ -90,8 +90,8 @@ def test_nystrom_with_a_sketch_equals_dense_bordered_system(data, rng):
 def test_all_landmarks_equals_exact(data, binary):
     X, y3, Xt = data
     y = _labels(y3, binary)
-    exact = LSSVM(gamma=GAMMA, mu=MU).fit(X, y)
-    full = LSSVM(gamma=GAMMA, mu=MU, approximation="nystrom", n_landmarks=500, random_state=0).fit(X, y)
+    exact = LSSVM(gamma=GAMMA, alpha=MU * len(X)).fit(X, y)
+    full = LSSVM(gamma=GAMMA, alpha=MU * len(X), approximation="nystrom", n_components=500, random_state=0).fit(X, y)
     assert len(full.component_indices_) == 120  # capped at n
     np.testing.assert_allclose(full.intercept_, exact.intercept_, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(full.decision_function(Xt), exact.decision_function(Xt), rtol=1e-6, atol=1e-7)
@@ -104,7 +104,7 @@ def test_labels_classes_and_shapes(data, approximation, labels):
     X, y3, Xt = data
     k = len(labels)
     y = np.asarray(labels)[y3 % k]
-    model = LSSVM(gamma=GAMMA, approximation=approximation, n_landmarks=40, random_state=0).fit(X, y)
+    model = LSSVM(gamma=GAMMA, approximation=approximation, n_components=40, random_state=0).fit(X, y)
     np.testing.assert_array_equal(model.classes_, np.sort(labels))
     pred = model.predict(Xt)
     assert pred.shape == (40,) and pred.dtype == np.asarray(labels).dtype and set(pred) <= set(labels)
@@ -120,10 +120,10 @@ def test_labels_classes_and_shapes(data, approximation, labels):
 def test_binary_positive_class_is_the_second(data):
     X, y3, _ = data
     y = np.where(y3 == 2, "b", "a")
-    model = LSSVM(gamma=GAMMA, mu=MU).fit(X, y)
+    model = LSSVM(gamma=GAMMA, alpha=MU * len(X)).fit(X, y)
     f = model.decision_function(X)
     assert np.mean((f > 0) == (y == "b")) > 0.9
-    flipped = LSSVM(gamma=GAMMA, mu=MU).fit(X, np.where(y == "b", "a", "b"))
+    flipped = LSSVM(gamma=GAMMA, alpha=MU * len(X)).fit(X, np.where(y == "b", "a", "b"))
     np.testing.assert_allclose(flipped.decision_function(X), -f, rtol=1e-10, atol=1e-12)
 
 
@@ -132,7 +132,7 @@ def test_mu_is_the_criteria_shift(data, mu):
     """a = (K + mu l I)^-1 (y - b 1): the criteria's K_mu, l = number of training points."""
     X, y3, _ = data
     y = (y3 == 2).astype(int)
-    model = LSSVM(gamma=GAMMA, mu=mu).fit(X, y)
+    model = LSSVM(gamma=GAMMA, alpha=mu * len(X)).fit(X, y)
     K = kernels.make("gaussian", gamma=GAMMA)(X)
     yb = np.where(y == 1, 1.0, -1.0) - model.intercept_[0]
     a = model.dual_coef_[:, 0]
@@ -145,7 +145,7 @@ def test_mu_is_the_criteria_shift(data, mu):
 @pytest.mark.parametrize("approximation", ["exact", "nystrom"])
 def test_prediction_does_not_need_the_operator(data, approximation):
     X, y3, Xt = data
-    model = LSSVM(gamma=GAMMA, approximation=approximation, n_landmarks=30, random_state=0).fit(X, y3)
+    model = LSSVM(gamma=GAMMA, approximation=approximation, n_components=30, random_state=0).fit(X, y3)
     before = model.decision_function(Xt)
     del model.operator_
     np.testing.assert_array_equal(model.decision_function(Xt), before)
@@ -156,8 +156,8 @@ def test_prediction_does_not_need_the_operator(data, approximation):
 def test_sampler_with_targets_and_reproducible(data):
     X, y3, Xt = data
     y = (y3 == 2).astype(int)
-    a = LSSVM(gamma=GAMMA, approximation="nystrom", sampler="adaptive_ms", n_landmarks=20, random_state=3).fit(X, y)
-    b = LSSVM(gamma=GAMMA, approximation="nystrom", sampler="adaptive_ms", n_landmarks=20, random_state=3).fit(X, y)
+    a = LSSVM(gamma=GAMMA, approximation="nystrom", sampler="adaptive_ms", n_components=20, random_state=3).fit(X, y)
+    b = LSSVM(gamma=GAMMA, approximation="nystrom", sampler="adaptive_ms", n_components=20, random_state=3).fit(X, y)
     np.testing.assert_array_equal(a.component_indices_, b.component_indices_)
     np.testing.assert_array_equal(a.decision_function(Xt), b.decision_function(Xt))
     assert len(np.unique(a.component_indices_)) == 20
@@ -165,7 +165,7 @@ def test_sampler_with_targets_and_reproducible(data):
 
 def test_refit_with_other_approximation_forgets_old_coefficients(data):
     X, y3, Xt = data
-    model = LSSVM(gamma=GAMMA, approximation="nystrom", n_landmarks=30, random_state=0).fit(X, y3)
+    model = LSSVM(gamma=GAMMA, approximation="nystrom", n_components=30, random_state=0).fit(X, y3)
     model.set_params(approximation="exact").fit(X, y3)
     assert not hasattr(model, "coef_")
     ref = LSSVM(gamma=GAMMA).fit(X, y3)
@@ -173,8 +173,8 @@ def test_refit_with_other_approximation_forgets_old_coefficients(data):
 
 
 @pytest.mark.parametrize("params,match", [
-    ({"mu": 0.0}, "mu"),
-    ({"mu": -1.0}, "mu"),
+    ({"alpha": 0.0}, "alpha"),
+    ({"alpha": -1.0}, "alpha"),
     ({"approximation": "optimal"}, "approximation"),
     ({"kernel": "foo"}, "kernel"),
     ({"approximation": "nystrom", "sampler": "nope"}, "unknown sampler 'nope'"),

@@ -21,12 +21,12 @@ def _repeat(X, y, w):
 
 @pytest.mark.parametrize("classes", [2, 3])
 @pytest.mark.parametrize("approximation", ["exact", "nystrom"])
-@pytest.mark.parametrize("mu", [None, 0.01])
-def test_lssvm_integer_weights_equal_repeated_rows(classes, approximation, mu):
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+def test_lssvm_integer_weights_equal_repeated_rows(classes, approximation, alpha):
     X, y = _data(classes=classes)
     w = np.random.default_rng(1).integers(0, 4, size=len(X))
     Z = X[:30] + 0.01  # the same landmark points for both fits (a sampler's draw depends on the rows)
-    kw = dict(mu=mu, approximation=approximation, landmarks=Z if approximation == "nystrom" else None)
+    kw = dict(alpha=alpha, approximation=approximation, landmarks=Z if approximation == "nystrom" else None)
     weighted = LSSVM(**kw).fit(X, y, sample_weight=w)
     repeated = LSSVM(**kw).fit(*_repeat(X, y, w))
     Xt = np.random.default_rng(2).normal(size=(50, 3))
@@ -38,8 +38,8 @@ def test_lssvm_integer_weights_equal_repeated_rows(classes, approximation, mu):
 def test_lssvm_unit_weights_are_no_weights():
     X, y = _data()
     for approximation in ("exact", "nystrom"):
-        a = LSSVM(approximation=approximation, n_landmarks=20, random_state=0).fit(X, y)
-        b = LSSVM(approximation=approximation, n_landmarks=20, random_state=0).fit(X, y, sample_weight=np.ones(len(y)))
+        a = LSSVM(approximation=approximation, n_components=20, random_state=0).fit(X, y)
+        b = LSSVM(approximation=approximation, n_components=20, random_state=0).fit(X, y, sample_weight=np.ones(len(y)))
         np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-10, atol=1e-12)
 
 
@@ -78,8 +78,8 @@ def test_nusvm_nu_bound_uses_the_weights():
         NuSVM(approximation="exact", nu=0.5).fit(X, y, sample_weight=w)
 
 
-@pytest.mark.parametrize("est", [LSSVM(), NuSVM(n_landmarks=20, random_state=0), KRR(n_landmarks=20),
-                                 KRRClassifier(n_landmarks=20)])
+@pytest.mark.parametrize("est", [LSSVM(), NuSVM(n_components=20, random_state=0), KRR(n_components=20),
+                                 KRRClassifier(n_components=20)])
 @pytest.mark.parametrize("bad", [-1.0, np.nan, np.inf])
 def test_bad_weights_raise(est, bad):
     X, y = _data()
@@ -89,7 +89,7 @@ def test_bad_weights_raise(est, bad):
         est.fit(X, y, sample_weight=w)
 
 
-@pytest.mark.parametrize("est", [LSSVM(), NuSVM(n_landmarks=20, random_state=0), KRR(n_landmarks=20)])
+@pytest.mark.parametrize("est", [LSSVM(), NuSVM(n_components=20, random_state=0), KRR(n_components=20)])
 def test_zero_weights_raise(est):
     X, y = _data()
     with pytest.raises(ValueError, match="sample_weight|weights"):

@@ -71,7 +71,7 @@ def test_streaming_never_holds_the_n_by_m_matrix():
 @pytest.mark.parametrize("fit_intercept", [False, True])
 def test_krr_solver_cg_equals_direct(mode, fit_intercept):
     X, y, _ = _problem()
-    kw = dict(gamma=0.5, alpha=0.1, n_landmarks=40, random_state=0, mode=mode, fit_intercept=fit_intercept)
+    kw = dict(gamma=0.5, alpha=0.1, n_components=40, random_state=0, mode=mode, fit_intercept=fit_intercept)
     direct = KRR(solver="direct", **kw).fit(X, y)
     cg = KRR(solver="cg", cg_tol=1e-12, **kw).fit(X, y)
     np.testing.assert_allclose(cg.predict(X[:20]), direct.predict(X[:20]), atol=1e-6)
@@ -83,12 +83,12 @@ def test_auto_solver_rule(monkeypatch):
     from nystrom_bench.learners import krr
 
     X, y, _ = _problem()
-    assert KRR(gamma=0.5, n_landmarks=40, random_state=0).fit(X, y).solver_ == "direct"  # small: direct
+    assert KRR(gamma=0.5, n_components=40, random_state=0).fit(X, y).solver_ == "direct"  # small: direct
     monkeypatch.setattr(krr, "AUTO_CG_WORK", 1.0)
-    assert KRR(gamma=0.5, n_landmarks=40, random_state=0).fit(X, y).solver_ == "cg"  # C fits the budget
+    assert KRR(gamma=0.5, n_components=40, random_state=0).fit(X, y).solver_ == "cg"  # C fits the budget
     monkeypatch.setattr(solvers, "STORE_BUDGET_BYTES", 0)  # streamed: only where c >= 40 d (d = 3)
-    assert KRR(gamma=0.5, n_landmarks=40, random_state=0).fit(X, y).solver_ == "direct"
-    assert KRR(gamma=0.5, n_landmarks=150, random_state=0).fit(X, y).solver_ == "cg"
+    assert KRR(gamma=0.5, n_components=40, random_state=0).fit(X, y).solver_ == "direct"
+    assert KRR(gamma=0.5, n_components=150, random_state=0).fit(X, y).solver_ == "cg"
 
 
 
@@ -100,7 +100,7 @@ def test_auto_streams_large_C_and_keeps_small_fits(monkeypatch, fit_intercept):
     from nystrom_bench.learners import krr
 
     X, y, _ = _problem()
-    kw = dict(gamma=0.5, alpha=0.1, n_landmarks=40, random_state=0, fit_intercept=fit_intercept)
+    kw = dict(gamma=0.5, alpha=0.1, n_components=40, random_state=0, fit_intercept=fit_intercept)
     direct = KRR(solver="direct", **kw).fit(X, y)
     small = KRR(**kw).fit(X, y)
     assert small.solver_ == "direct" and not hasattr(small, "n_iter_")

@@ -102,16 +102,16 @@ def _pairs(make, X, y, fit_kw=None):
 
 
 REGRESSORS = {
-    "krr-lla": lambda: KRR(n_landmarks=30, random_state=0),
-    "krr-ncr": lambda: KRR(n_landmarks=30, mode="ncr", random_state=0),
-    "krr-gsa": lambda: KRR(n_landmarks=30, mode="gsa", random_state=0),
+    "krr-lla": lambda: KRR(n_components=30, random_state=0),
+    "krr-ncr": lambda: KRR(n_components=30, mode="ncr", random_state=0),
+    "krr-gsa": lambda: KRR(n_components=30, mode="gsa", random_state=0),
     "krr-exact": lambda: KRR(approximation="exact"),
-    "krr-cg": lambda: KRR(n_landmarks=30, solver="cg", cg_tol=1e-12, random_state=0),
-    "krr-float32": lambda: KRR(n_landmarks=30, dtype="float32", random_state=0),
-    "krr-laplacian": lambda: KRR(kernel="laplacian", n_landmarks=30, random_state=0),
-    "krr-kmeans": lambda: KRR(n_landmarks=20, sampler="kmeans", random_state=0),
-    "krr-ridge_leverage": lambda: KRR(n_landmarks=20, sampler="ridge_leverage", random_state=0),
-    "krr-sketch": lambda: KRR(n_landmarks=20, sampler="gaussian_sketch", random_state=0),
+    "krr-cg": lambda: KRR(n_components=30, solver="cg", cg_tol=1e-12, random_state=0),
+    "krr-float32": lambda: KRR(n_components=30, dtype="float32", random_state=0),
+    "krr-laplacian": lambda: KRR(kernel="laplacian", n_components=30, random_state=0),
+    "krr-kmeans": lambda: KRR(n_components=20, sampler="kmeans", random_state=0),
+    "krr-ridge_leverage": lambda: KRR(n_components=20, sampler="ridge_leverage", random_state=0),
+    "krr-sketch": lambda: KRR(n_components=20, sampler="gaussian_sketch", random_state=0),
 }
 
 
@@ -129,17 +129,17 @@ def test_krr_sparse_equals_dense(name):
 def test_krr_weighted_sparse_equals_dense():
     X, y = _data()
     w = np.random.default_rng(2).integers(0, 3, size=len(y))
-    dense, fits = _pairs(lambda: KRR(n_landmarks=30, random_state=0), X, y, {"sample_weight": w})
+    dense, fits = _pairs(lambda: KRR(n_components=30, random_state=0), X, y, {"sample_weight": w})
     for fit in fits:
         np.testing.assert_allclose(fit.predict(X), dense.predict(X), rtol=RTOL, atol=1e-10)
 
 
 CLASSIFIERS = {
-    "krrclassifier": lambda: KRRClassifier(n_landmarks=30, random_state=0),
+    "krrclassifier": lambda: KRRClassifier(n_components=30, random_state=0),
     "lssvm-exact": lambda: LSSVM(),
-    "lssvm-nystrom": lambda: LSSVM(approximation="nystrom", n_landmarks=30, random_state=0),
-    "nusvm-lla": lambda: NuSVM(n_landmarks=30, random_state=0, tol=1e-10),
-    "nusvm-gsa": lambda: NuSVM(n_landmarks=30, mode="gsa", random_state=0, tol=1e-10),
+    "lssvm-nystrom": lambda: LSSVM(approximation="nystrom", n_components=30, random_state=0),
+    "nusvm-lla": lambda: NuSVM(n_components=30, random_state=0, tol=1e-10),
+    "nusvm-gsa": lambda: NuSVM(n_components=30, mode="gsa", random_state=0, tol=1e-10),
     "nusvm-exact": lambda: NuSVM(approximation="exact", tol=1e-10),
 }
 

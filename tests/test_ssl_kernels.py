@@ -29,7 +29,7 @@ _TRANSDUCTIVE = {name: "transductive: transform takes exactly the fitted X" for 
 
 
 @parametrize_with_checks([ClusterKernel(gamma=0.5, n_components=5), SpectralGraphKernel(n_neighbors=5, n_components=5),
-                          CSI(gamma=0.5, n_components=5), LogDetKernelLearning(gamma=0.5, n_landmarks=5, random_state=0)],
+                          CSI(gamma=0.5, n_components=5), LogDetKernelLearning(gamma=0.5, n_components=5, random_state=0)],
                          expected_failed_checks=lambda est: _TRANSDUCTIVE if isinstance(
                              est, (ClusterKernel, SpectralGraphKernel)) else {})
 def test_sklearn_compatible(estimator, check):
@@ -198,7 +198,7 @@ def test_logdet_projection_with_hard_constraint_reaches_the_target_and_is_the_br
 
 def test_logdet_kernel_learning_meets_hard_constraints_and_stays_in_the_nystrom_range():
     X, y, yp = _blobs(80, seed=7, label_every=8)
-    lk = LogDetKernelLearning(gamma=0.3, n_landmarks=20, slack=np.inf, max_sweeps=500, tol=1e-9,
+    lk = LogDetKernelLearning(gamma=0.3, n_components=20, slack=np.inf, max_sweeps=500, tol=1e-9,
                               random_state=0).fit(X, yp)
     assert lk.violation_ < 1e-4 and lk.n_constraints_ == 45
     G = lk.transform(X)
@@ -219,4 +219,4 @@ def test_logdet_kernel_learning_meets_hard_constraints_and_stays_in_the_nystrom_
 def test_logdet_kernel_learning_rejects_bad_quantiles():
     X, _, yp = _blobs(40)
     with pytest.raises(ValueError, match="quantiles"):
-        LogDetKernelLearning(quantiles=(90, 10), n_landmarks=5).fit(X, yp)
+        LogDetKernelLearning(quantiles=(90, 10), n_components=5).fit(X, yp)

@@ -35,7 +35,7 @@ Examples
 >>> rng = np.random.default_rng(0)
 >>> X = rng.normal(size=(200, 2)); y = (X[:, 0] ** 2 + X[:, 1] > 0.5).astype(int)
 >>> exact = NuSVM(gamma=1.0, nu=0.3, approximation="exact").fit(X, y)
->>> ny = NuSVM(gamma=1.0, nu=0.3, n_landmarks=20, random_state=0).fit(X, y)
+>>> ny = NuSVM(gamma=1.0, nu=0.3, n_components=20, random_state=0).fit(X, y)
 >>> e_gsa, e_lla = (approximation_error(exact, ny, mode=m) for m in ("gsa", "lla"))
 >>> 0 < e_gsa < 1 and 0 < e_lla < 1
 True

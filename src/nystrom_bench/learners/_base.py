@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 from scipy import linalg
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
 from .. import approx, kernels, sampling
@@ -72,6 +72,7 @@ def _landmark_expansion(est, coef):
 #: (``gamma=None``: the median heuristic; ridge ``alpha``; landmark count)
 DEFAULT_ALPHA = 1.0
 DEFAULT_N_LANDMARKS = 200
+DEFAULT_N_COMPONENTS = DEFAULT_N_LANDMARKS
 
 
 def _weighted_median_sq_dist(X, w):
@@ -160,10 +161,18 @@ _KERNEL_CONSTRAINTS = {
     "coef0": [numbers.Real, None],
     "sigma": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions(set(kernels.HEURISTICS)), None],
 }
+#: the default of a parameter renamed in issue 25 (kept for one release): scikit-learn's pattern
+DEPRECATED = "deprecated"
+#: a landmark count: an int, or a fraction in (0, 1] of n_samples
+_N_COMPONENTS_CONSTRAINT = [Interval(numbers.Integral, 1, None, closed="left"),
+                            Interval(numbers.Real, 0, 1, closed="right")]
+#: ``n_landmarks``: the deprecated name of ``n_components``
+_N_LANDMARKS_CONSTRAINT = [*_N_COMPONENTS_CONSTRAINT, Hidden(StrOptions({DEPRECATED}))]
 #: ... and of the approximation and its landmarks
 _LANDMARK_CONSTRAINTS = {
     "approximation": [StrOptions({"exact", "nystrom"})],
-    "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_components": _N_COMPONENTS_CONSTRAINT,
+    "n_landmarks": _N_LANDMARKS_CONSTRAINT,
     "sampler": [str, callable],
     "landmarks": ["array-like", None],
     "rank": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -171,8 +180,58 @@ _LANDMARK_CONSTRAINTS = {
 }
 
 
+def _given(value):
+    """Whether a deprecated parameter was set (its default is ``"deprecated"``)."""
+    return not (isinstance(value, str) and value == DEPRECATED)
+
+
+def _default(est, name):
+    import inspect
+
+    return inspect.signature(type(est).__init__).parameters[name].default
+
+
+def _renamed(est, old, new, where, how=None, stacklevel=3):
+    """The value of parameter ``new`` of ``est`` after the rename ``old -> new`` (issue 25; ``old`` kept
+    for one release with the default ``"deprecated"``, as scikit-learn does): ``est.<new>``, or --
+    ``old`` given -- a FutureWarning naming the replacement (``how``, default ``new = old``) and
+    ``est.<old>``.  ``old`` given with ``new`` set away from its default is a ValueError."""
+    import warnings
+
+    value = getattr(est, old)
+    if not _given(value):
+        return getattr(est, new)
+    cls = type(est).__name__
+    current, default = getattr(est, new), _default(est, new)
+    if not (current is default or (isinstance(current, numbers.Number) and current == default)):
+        raise ValueError(f"{where}: {old}={value!r} and {new}={current!r} both given; {old!r} is the deprecated "
+                         f"name of {new!r}: pass {new} only")
+    warnings.warn(f"{cls}: {old!r} is deprecated and will be removed in the next release; use "
+                  f"{how or f'{new}={value!r}'} instead", FutureWarning, stacklevel=stacklevel)
+    return value
+
+
+def _landmark_param(est):
+    """``n_components``, or the deprecated ``n_landmarks`` when given (no warning: fit warns once)."""
+    old = getattr(est, "n_landmarks", DEPRECATED)
+    return old if _given(old) else est.n_components
+
+
+def _landmark_count(est, n):
+    """The number of landmarks a fit on n samples draws: ``n_components`` (an int count or a fraction of n)
+    capped at n."""
+    return _n_components(_landmark_param(est), n)
+
+
+def _check_renamed_landmarks(est, where):
+    """Fit's check of the ``n_landmarks -> n_components`` rename: warn (FutureWarning) or raise (both given)."""
+    if hasattr(est, "n_landmarks"):
+        _renamed(est, "n_landmarks", "n_components", where, stacklevel=4)
+
+
 def _choose_landmarks(self, X, y, kern, c=None):
-    """Landmarks for approx.build: explicit (indices or points) or ``c`` (default ``n_landmarks``) from the sampler."""
+    """Landmarks for approx.build: explicit (indices or points) or ``c`` (default ``n_components``, a count or
+    a fraction of n) from the sampler."""
     if isinstance(self.landmarks, approx.Sketch):
         return self.landmarks
     if self.landmarks is not None:
@@ -184,7 +243,7 @@ def _choose_landmarks(self, X, y, kern, c=None):
         if L.ndim == 2 and L.shape[1] != X.shape[1]:
             raise ValueError(f"landmarks: points must have shape (c, {X.shape[1]})")
         return L
-    c = min(self.n_landmarks if c is None else c, X.shape[0])
+    c = _landmark_count(self, X.shape[0]) if c is None else min(c, X.shape[0])
     extra = {"y": y} if sampling.needs_y(self.sampler) else {}
     return sampling.sample(self.sampler, X, kern, c=c, seed=check_random_state(self.random_state), **extra)
 
@@ -195,6 +254,7 @@ def _partial_labels(est, X, y, where):
     from sklearn.utils.validation import validate_data
 
     est._validate_params()
+    _check_renamed_landmarks(est, where)
     X, y = validate_data(est, X, y, dtype=np.float64)
     y = np.asarray(y)
     labelled = np.flatnonzero(y != -1)
@@ -206,7 +266,7 @@ def _partial_labels(est, X, y, where):
 
 
 def _n_components(value, n):
-    """An int count, or a fraction of n (at least 1), capped at n."""
+    """An int count, or a fraction in (0, 1] of n (at least 1), capped at n."""
     k = int(value) if isinstance(value, numbers.Integral) else max(1, int(round(value * n)))
     return min(k, n)
 

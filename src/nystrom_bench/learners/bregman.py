@@ -45,9 +45,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import approx
 from ._base import (
     _KERNEL_CONSTRAINTS,
+    _N_COMPONENTS_CONSTRAINT,
+    _N_LANDMARKS_CONSTRAINT,
+    DEPRECATED,
     _check_label_free_sampler,
     _choose_landmarks,
     _estimator_kernel,
+    _landmark_param,
     _n_components,
     _partial_labels,
     _SemiSupervised,
@@ -113,8 +117,8 @@ class LogDetKernelLearning(_SemiSupervised, TransformerMixin, BaseEstimator):
     ----------
     kernel, gamma, degree, coef0, sigma : as in :class:`~nystrom_bench.learners.KRR`
         The base kernel of the initial (Nystrom) kernel.
-    n_landmarks : int or float, default=0.1
-        Rank of the initial kernel: landmarks (count, or fraction of n_samples).
+    n_components : int or float, default=0.1
+        Rank of the initial kernel: landmarks (count, or fraction in (0, 1] of n_samples).
     sampler : str, default="kmeans"
     slack : float, default=1.0
         gamma of the slack term (ITML's default 1); ``np.inf``: hard constraints.
@@ -125,6 +129,8 @@ class LogDetKernelLearning(_SemiSupervised, TransformerMixin, BaseEstimator):
         of 100 labels); ``n_sweeps_`` tells whether ``tol`` was reached first.
     tol : float, default=1e-3
     random_state : int, Generator or None
+    n_landmarks : int or float
+        Deprecated (FutureWarning; removed in the next release): use ``n_components``.
 
     Attributes
     ----------
@@ -147,15 +153,15 @@ class LogDetKernelLearning(_SemiSupervised, TransformerMixin, BaseEstimator):
     >>> from nystrom_bench.learners import LogDetKernelLearning
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(120, 3)); y = np.full(120, -1); y[:30] = (X[:30, 0] > 0)
-    >>> G = LogDetKernelLearning(gamma=0.5, n_landmarks=20, random_state=0).fit(X, y).transform(X)
+    >>> G = LogDetKernelLearning(gamma=0.5, n_components=20, random_state=0).fit(X, y).transform(X)
     >>> G.shape
     (120, 20)
     """
 
     _parameter_constraints = {
         **_KERNEL_CONSTRAINTS,
-        "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"),
-                        Interval(numbers.Real, 0, 1, closed="right")],
+        "n_components": _N_COMPONENTS_CONSTRAINT,
+        "n_landmarks": _N_LANDMARKS_CONSTRAINT,
         "sampler": [str, callable],
         "landmarks": ["array-like", None],
         "slack": [Interval(numbers.Real, 0, np.inf, closed="right")],
@@ -165,14 +171,15 @@ class LogDetKernelLearning(_SemiSupervised, TransformerMixin, BaseEstimator):
         "random_state": ["random_state", np.random.Generator],
     }
 
-    def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, n_landmarks=0.1,
+    def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, n_components=0.1,
                  sampler="kmeans", landmarks=None, slack=1.0, quantiles=(5, 95), max_sweeps=20, tol=1e-3,
-                 random_state=None):
+                 random_state=None, n_landmarks=DEPRECATED):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
         self.sigma = sigma
+        self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.sampler = sampler
         self.landmarks = landmarks
@@ -204,7 +211,7 @@ class LogDetKernelLearning(_SemiSupervised, TransformerMixin, BaseEstimator):
         t0 = time.perf_counter()
         self.kernel_ = kern = _estimator_kernel(self, X, "LogDetKernelLearning")
         op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(
-            X, None, kern, c=_n_components(self.n_landmarks, len(X))))
+            X, None, kern, c=_n_components(_landmark_param(self), len(X))))
         T, _ = approx.lowrank_pinv_factor(op.W)
         self.landmarks_ = op.Z
         G0_l = op.C[labelled] @ T

@@ -47,9 +47,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import approx
 from ._base import (
     _KERNEL_CONSTRAINTS,
+    _N_COMPONENTS_CONSTRAINT,
+    _N_LANDMARKS_CONSTRAINT,
+    DEPRECATED,
     _check_label_free_sampler,
     _choose_landmarks,
     _estimator_kernel,
+    _landmark_param,
     _n_components,
     _partial_labels,
     _SemiSupervised,
@@ -180,7 +184,8 @@ class _Problem:
 
 #: parameter constraints of both versions
 _SHARED_CONSTRAINTS = {
-    "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), Interval(numbers.Real, 0, 1, closed="right")],
+    "n_components": _N_COMPONENTS_CONSTRAINT,
+    "n_landmarks": _N_LANDMARKS_CONSTRAINT,
     "sampler": [str, callable],
     "landmarks": ["array-like", None],
     "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -202,7 +207,7 @@ class _GeneralizedNystromBase(_SemiSupervised, TransformerMixin, BaseEstimator):
         if self.sampler == "gaussian_sketch" and self.landmarks is None or isinstance(self.landmarks, approx.Sketch):
             raise ValueError(f"{where} needs landmark points (a dictionary kernel on them); a Gaussian sketch has "
                              "none: choose a landmark sampler (e.g. kmeans, uniform)")
-        self.n_landmarks_ = _n_components(self.n_landmarks, len(X))
+        self.n_components_ = self.n_landmarks_ = _n_components(_landmark_param(self), len(X))
         return X, y, labelled
 
     def _lambdas(self):
@@ -256,8 +261,8 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
     Parameters
     ----------
     kernel, gamma, degree, coef0, sigma : as in :class:`~nystrom_bench.learners.KRR`
-    n_landmarks : int or float, default=0.1
-        Number of landmarks m, or a fraction of n_samples (the paper: 10%).
+    n_components : int or float, default=0.1
+        Number of landmarks m, or a fraction in (0, 1] of n_samples (the paper: 10%).
     sampler : str, default="kmeans"
         Any name of :func:`nystrom_bench.sampling.available` (the paper: k-means centres).
     landmarks : array-like, default=None
@@ -282,6 +287,8 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
         instead of 14.3% on segment -- a better-conditioned prior helps where the data fit is noisy.
     random_state : int, Generator or None
         The sampler's randomness.
+    n_landmarks : int or float
+        Deprecated (FutureWarning; removed in the next release): use ``n_components``.
 
     Attributes
     ----------
@@ -303,7 +310,8 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
     n_iter_ : int
     root_ : ndarray of shape (m, m)
         R with ``S = R R^T``: ``transform(X) = K(X, landmarks_) R``.
-    n_landmarks_ : int
+    n_components_ : int
+        The number of landmarks m (``n_landmarks_``: the same, its name before issue 25).
     kernel_ : Kernel
     fit_time_ : float
     n_features_in_ : int
@@ -315,21 +323,22 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
     >>> rng = np.random.default_rng(0)
     >>> X = np.vstack([rng.normal(-2, 1, (100, 2)), rng.normal(2, 1, (100, 2))])
     >>> y = np.repeat([0, 1], 100); y_partial = np.full(200, -1); y_partial[::20] = y[::20]
-    >>> gn = GeneralizedNystrom(gamma=0.5, n_landmarks=20, random_state=0).fit(X, y_partial)
+    >>> gn = GeneralizedNystrom(gamma=0.5, n_components=20, random_state=0).fit(X, y_partial)
     >>> G = gn.transform(X); G.shape[0]
     200
     """
 
     _parameter_constraints = {**_KERNEL_CONSTRAINTS, **_SHARED_CONSTRAINTS, "must_link": ["array-like", None]}
 
-    def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, n_landmarks=0.1,
+    def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, n_components=0.1,
                  sampler="kmeans", landmarks=None, lam=None, lambda_grid=LAMBDA_GRID, must_link=None, max_iter=20,
-                 tol=1e-6, rcond=1e-10, random_state=None):
+                 tol=1e-6, rcond=1e-10, random_state=None, n_landmarks=DEPRECATED):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
         self.sigma = sigma
+        self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.sampler = sampler
         self.landmarks = landmarks
@@ -435,10 +444,10 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
     Parameters
     ----------
     width_scales : sequence of float, default=2^-4, ..., 2^4
-    n_landmarks : int or float, default=1/30
+    n_components : int or float, default=1/30
         Landmarks m~ shared by the kernels, or a fraction of n_samples (the paper:
         ``m~ = m tau / M`` with m = 10% of n, tau = 3 and M = 9).
-    sampler, landmarks, lam, lambda_grid, max_iter, tol, rcond, random_state : as in :class:`GeneralizedNystrom`
+    sampler, landmarks, lam, lambda_grid, max_iter, tol, rcond, random_state, n_landmarks : as in :class:`GeneralizedNystrom`
         (``max_iter`` and ``tol`` per T_j problem).
     max_outer : int, default=5
         Alternations between the T_j and the weights (each T_j problem gets ``max_iter``, default 10,
@@ -455,7 +464,7 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
     priors_ : list of M ndarrays (m, m)
         The ``S0_j``.
     betas_ : ndarray of shape (M,)
-    lam_, alignment_, objective_path_, n_iter_ (alternations), landmarks_, n_landmarks_, fit_time_
+    lam_, alignment_, objective_path_, n_iter_ (alternations), landmarks_, n_components_, fit_time_
         As in :class:`GeneralizedNystrom`.
 
     Examples
@@ -465,7 +474,7 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
     >>> rng = np.random.default_rng(0)
     >>> X = np.vstack([rng.normal(-2, 1, (100, 2)), rng.normal(2, 1, (100, 2))])
     >>> y = np.full(200, -1); y[::20] = np.repeat([0, 1], 100)[::20]
-    >>> mk = GeneralizedNystromMKL(n_landmarks=10, lambda_grid=(0.1, 10.0), random_state=0).fit(X, y)
+    >>> mk = GeneralizedNystromMKL(n_components=10, lambda_grid=(0.1, 10.0), random_state=0).fit(X, y)
     >>> mk.transform(X).shape[0], len(mk.weights_)
     (200, 9)
     """
@@ -473,9 +482,11 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
     _parameter_constraints = {**_SHARED_CONSTRAINTS, "width_scales": ["array-like"],
                               "max_outer": [Interval(numbers.Integral, 1, None, closed="left")]}
 
-    def __init__(self, width_scales=WIDTH_SCALES, n_landmarks=0.1 / 3, sampler="kmeans", landmarks=None, lam=None,
-                 lambda_grid=LAMBDA_GRID, max_outer=5, max_iter=10, tol=1e-6, rcond=1e-10, random_state=None):
+    def __init__(self, width_scales=WIDTH_SCALES, n_components=0.1 / 3, sampler="kmeans", landmarks=None, lam=None,
+                 lambda_grid=LAMBDA_GRID, max_outer=5, max_iter=10, tol=1e-6, rcond=1e-10, random_state=None,
+                 n_landmarks=DEPRECATED):
         self.width_scales = width_scales
+        self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.sampler = sampler
         self.landmarks = landmarks

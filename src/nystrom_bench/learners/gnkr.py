@@ -1,4 +1,6 @@
-"""Generalized Nystrom kernel regression (Chen et al., NIPS 2016): ``GNKR`` and its (sigma, lambda) path."""
+"""Generalized Nystrom kernel regression (Chen et al., NIPS 2016): ``GNKR`` and its (sigma, lambda) path.
+
+The paper's lambda is the estimators' ``alpha`` (the name of the ridge parameter in every estimator here)."""
 
 from __future__ import annotations
 
@@ -8,16 +10,42 @@ import time
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import kernels, sampling
 from ..seeding import check_random_state
-from ._base import DEFAULT_N_LANDMARKS, default_gamma
+from ._base import (
+    _N_COMPONENTS_CONSTRAINT,
+    _N_LANDMARKS_CONSTRAINT,
+    DEFAULT_N_COMPONENTS,
+    DEPRECATED,
+    _check_renamed_landmarks,
+    _landmark_param,
+    _n_components,
+    _renamed,
+    default_gamma,
+)
 
 
-def gnkr_path(X, y, Z, kernel, lams, solver="eigh"):
-    """GNKR coefficients for every lambda in ``lams`` (Chen et al. (NIPS 2016), eq. 5):
+def _deprecated_lams(alphas, lams, where):
+    """``alphas``, or the deprecated keyword ``lams`` (FutureWarning); both or neither -> error."""
+    import warnings
+
+    if lams is None:
+        if alphas is None:
+            raise TypeError(f"{where}: missing the argument 'alphas' (the regularisation lambdas)")
+        return alphas
+    if alphas is not None:
+        raise ValueError(f"{where}: alphas and lams both given; 'lams' is the deprecated name of 'alphas': pass "
+                         "alphas only")
+    warnings.warn(f"{where}: the keyword 'lams' is deprecated and will be removed in the next release; use alphas= "
+                  "(the same values: alpha is the paper's lambda)", FutureWarning, stacklevel=3)
+    return lams
+
+
+def gnkr_path(X, y, Z, kernel, alphas=None, solver="eigh", *, lams=None):
+    """GNKR coefficients for every lambda (``alpha``) in ``alphas`` (Chen et al. (NIPS 2016), eq. 5):
 
     ``alpha_lambda = (K_nm^T K_nm + lambda m n I_m)^-1 K_nm^T y``.
 
@@ -34,8 +62,11 @@ def gnkr_path(X, y, Z, kernel, lams, solver="eigh"):
     lambda (the condition number is not squared), at the cost of holding K_nm
     (n x m) and about 3x the flops.
 
-    Returns an array of shape (len(lams), m) (or (len(lams), m, t) for 2-D y).
+    ``lams=``: the deprecated name of ``alphas`` (FutureWarning).
+
+    Returns an array of shape (len(alphas), m) (or (len(alphas), m, t) for 2-D y).
     """
+    alphas = _deprecated_lams(alphas, lams, "gnkr_path")
     n, m = len(X), len(Z)
     if solver == "eigh":
         G, b = kernel.gram(X, Z, y)
@@ -49,7 +80,7 @@ def gnkr_path(X, y, Z, kernel, lams, solver="eigh"):
     else:
         raise ValueError(f"GNKR solver must be 'eigh' or 'svd', got {solver!r}")
     out = []
-    for lam in np.atleast_1d(lams):
+    for lam in np.atleast_1d(alphas):
         d = s + float(lam) * m * n
         if np.any(d <= 0):
             raise ValueError(f"GNKR: lambda = {lam} makes the system singular; use lambda > 0")
@@ -77,7 +108,7 @@ class GNKR(RegressorMixin, BaseEstimator):
     coefficients, not the RKHS norm), so the kernel need only be bounded: the
     Epanechnikov kernel, which is indefinite, works.
 
-    :meth:`fit` fits one ``(sigma, lam)``; :meth:`fit_path` fits a whole grid of
+    :meth:`fit` fits one ``(sigma, alpha)``; :meth:`fit_path` fits a whole grid of
     widths and lambdas (one eigendecomposition per width serves every lambda) and
     :meth:`predict_path` predicts with every ``(sigma, lambda)`` of it.
 
@@ -89,16 +120,22 @@ class GNKR(RegressorMixin, BaseEstimator):
         Width of either kernel (ignored by :meth:`fit_path`).  None: ``sqrt(median / 2)`` of the
         pairwise squared distances of the training X, i.e. the Gaussian ``gamma = 1 / median``
         of every other estimator's default (the median heuristic; ``sigma_`` holds the value).
-    lam : float, default=1e-6
-        Regularisation lambda (the system uses ``lambda m n``; ignored by :meth:`fit_path`).
-    n_landmarks : int, default=200
-        m, capped at n_samples for uniform sampling; 200 as in every estimator here (Chen et
-        al.'s experiments use m up to 1,000: pass it).
+    alpha : float, default=1e-6
+        Regularisation: the paper's lambda (the system uses ``lambda m n``; ignored by
+        :meth:`fit_path`).  ``alpha`` as the ridge parameter of every estimator here.
+    n_components : int or float, default=200
+        m (an int, or a fraction in (0, 1] of n_samples), capped at n_samples for uniform
+        sampling; 200 as in every estimator here (Chen et al.'s experiments use m up to 1,000:
+        pass it).
     sampler : {"uniform", "column_norm"}, default="column_norm"
         ``uniform``: m distinct points; ``column_norm``: m independent draws with
         ``p_i ~ ||K[:, i]||^2`` (with replacement, as the paper states).
     random_state : int, Generator or None
         A Generator is used as is (not copied): successive fits continue its stream.
+    lam : float
+        Deprecated (FutureWarning; removed in the next release): use ``alpha`` (the same value).
+    n_landmarks : int or float
+        Deprecated (FutureWarning; removed in the next release): use ``n_components``.
 
     Attributes
     ----------
@@ -110,7 +147,7 @@ class GNKR(RegressorMixin, BaseEstimator):
     coef_ : ndarray of shape (m,)
     fit_time_, sampling_time_ : float
         Seconds for the whole fit and for choosing the landmarks.
-    path_sigmas_, path_lams_, path_indices_, path_coef_, path_fit_times_, path_sampling_times_
+    path_sigmas_, path_alphas_ (path_lams_: the same array), path_indices_, path_coef_, path_fit_times_, path_sampling_times_
         Set by :meth:`fit_path` instead of the above (see there).
 
     Examples
@@ -119,35 +156,39 @@ class GNKR(RegressorMixin, BaseEstimator):
     >>> from nystrom_bench.learners import GNKR
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(0, 2 * np.pi, size=(500, 1)); y = X[:, 0] * np.sin(X[:, 0])
-    >>> model = GNKR(kernel="epanechnikov", sigma=1.0, lam=1e-9, n_landmarks=50, random_state=0).fit(X, y)
+    >>> model = GNKR(kernel="epanechnikov", sigma=1.0, alpha=1e-9, n_components=50, random_state=0).fit(X, y)
     >>> float(np.sqrt(np.mean((model.predict(X) - y) ** 2))) < 0.1
     True
-    >>> path = GNKR(kernel="gaussian", n_landmarks=50, random_state=0).fit_path(X, y, [0.1, 1.0], [1e-9, 1e-6])
-    >>> path.predict_path(X[:7]).shape  # (n_sigmas, n_lams, n_samples)
+    >>> path = GNKR(kernel="gaussian", n_components=50, random_state=0).fit_path(X, y, [0.1, 1.0], [1e-9, 1e-6])
+    >>> path.predict_path(X[:7]).shape  # (n_sigmas, n_alphas, n_samples)
     (2, 2, 7)
     """
 
     _parameter_constraints = {
         "kernel": [StrOptions({"gaussian", "epanechnikov"})],
         "sigma": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "lam": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left")],
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
+        "n_components": _N_COMPONENTS_CONSTRAINT,
         "sampler": [StrOptions({"uniform", "column_norm"})],
         "random_state": ["random_state", np.random.Generator],
+        "lam": [Interval(numbers.Real, 0, None, closed="neither"), Hidden(StrOptions({DEPRECATED}))],
+        "n_landmarks": _N_LANDMARKS_CONSTRAINT,
     }
 
     _FIT_ATTRS = ("kernel_", "sigma_", "landmarks_", "component_indices_", "coef_", "fit_time_", "sampling_time_")
-    _PATH_ATTRS = ("path_sigmas_", "path_lams_", "path_indices_", "path_coef_", "path_fit_times_",
+    _PATH_ATTRS = ("path_sigmas_", "path_alphas_", "path_lams_", "path_indices_", "path_coef_", "path_fit_times_",
                    "path_sampling_times_", "path_kernels_", "path_landmarks_")
 
-    def __init__(self, kernel="gaussian", sigma=None, lam=1e-6, n_landmarks=DEFAULT_N_LANDMARKS, sampler="column_norm",
-                 random_state=None):
+    def __init__(self, kernel="gaussian", sigma=None, alpha=1e-6, n_components=DEFAULT_N_COMPONENTS,
+                 sampler="column_norm", random_state=None, lam=DEPRECATED, n_landmarks=DEPRECATED):
         self.kernel = kernel
         self.sigma = sigma
-        self.lam = lam
-        self.n_landmarks = n_landmarks
+        self.alpha = alpha
+        self.n_components = n_components
         self.sampler = sampler
         self.random_state = random_state
+        self.lam = lam
+        self.n_landmarks = n_landmarks
 
     def _forget(self, names):
         for name in names:
@@ -163,11 +204,13 @@ class GNKR(RegressorMixin, BaseEstimator):
         if one is given; the seconds include computing p even when it was cached.
         """
         idx, t_s = (None, 0.0) if landmarks is None else (landmarks, 0.0)
+        m = _landmark_param(self)  # column_norm draws an int m with replacement (m > n allowed)
+        m = int(m) if isinstance(m, numbers.Integral) else _n_components(m, len(X))
         for sigma in sigmas:
             t0 = time.perf_counter()
             kern = kernels.from_spec({"kernel": self.kernel, "sigma": sigma}, where="GNKR")
             if idx is None and self.sampler == "uniform":
-                idx = sampling.sample("uniform", X, kern, c=min(self.n_landmarks, len(X)), seed=rng)
+                idx = sampling.sample("uniform", X, kern, c=min(m, len(X)), seed=rng)
                 t_s = time.perf_counter() - t0
             elif landmarks is None and self.sampler == "column_norm":
                 cache = {} if probabilities is None else probabilities
@@ -178,13 +221,13 @@ class GNKR(RegressorMixin, BaseEstimator):
                 p, t_norms = cache[key]
                 t1 = time.perf_counter()
                 # m independent draws, p_i ~ ||K[:, i]||^2, as the paper states
-                idx = sampling.sample("column_norm", X, kern, c=self.n_landmarks, seed=rng, replace=True,
+                idx = sampling.sample("column_norm", X, kern, c=m, seed=rng, replace=True,
                                       probabilities=p)
                 t_s = t_norms + time.perf_counter() - t1
             yield kern, idx, t_s
 
     def fit(self, X, y):
-        """Fit one ``(sigma, lam)``.
+        """Fit one ``(sigma, alpha)``.
 
         Parameters
         ----------
@@ -196,6 +239,8 @@ class GNKR(RegressorMixin, BaseEstimator):
         self : GNKR
         """
         self._validate_params()
+        _check_renamed_landmarks(self, "GNKR")
+        alpha = _renamed(self, "lam", "alpha", "GNKR", how="alpha (the same value: alpha is the paper's lambda)")
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         t0 = time.perf_counter()
         self._forget(self._PATH_ATTRS)
@@ -204,20 +249,20 @@ class GNKR(RegressorMixin, BaseEstimator):
         ((self.kernel_, idx, _),) = self._landmark_path(X, [self.sigma_], rng)
         self.sampling_time_ = time.perf_counter() - t0
         self.component_indices_, self.landmarks_ = idx, X[idx]
-        self.coef_ = gnkr_path(X, y, self.landmarks_, self.kernel_, [self.lam])[0]
+        self.coef_ = gnkr_path(X, y, self.landmarks_, self.kernel_, [alpha])[0]
         self.fit_time_ = time.perf_counter() - t0
         return self
 
-    def fit_path(self, X, y, sigmas, lams, *, landmarks=None, probabilities=None):
+    def fit_path(self, X, y, sigmas, alphas=None, *, landmarks=None, probabilities=None, lams=None):
         """Fit every ``(sigma, lambda)`` of a grid: one eigendecomposition per sigma.
 
-        This estimator's ``sigma`` and ``lam`` are ignored.  ``rng =
+        This estimator's ``sigma`` and ``alpha`` are ignored.  ``rng =
         check_random_state(random_state)`` (a Generator is used as is), then for each
         sigma in order: the kernel with that sigma; its landmarks -- ``landmarks`` if
-        given (for every sigma), else ``uniform``: ``min(n_landmarks, n)`` distinct
+        given (for every sigma), else ``uniform``: ``min(n_components, n)`` distinct
         indices drawn once, at the first sigma, shared by all; ``column_norm``:
-        ``n_landmarks`` independent draws per sigma with ``p_i ~ ||K[:, i]||^2``; then
-        :func:`gnkr_path` for all ``lams``.
+        ``n_components`` independent draws per sigma with ``p_i ~ ||K[:, i]||^2``; then
+        :func:`gnkr_path` for all ``alphas``.
 
         Parameters
         ----------
@@ -225,21 +270,22 @@ class GNKR(RegressorMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
         sigmas : sequence of float, length n_sigmas
             Kernel widths, positive.
-        lams : sequence of float, length n_lams
-            Regularisation lambdas, positive.
+        alphas : sequence of float, length n_alphas
+            Regularisation lambdas (the paper's lambda, this estimator's ``alpha``), positive.
         landmarks : array-like of int of shape (m,), default=None
             Landmark indices into X, used for every sigma (the sampler is not run and
             the random state not drawn from).
         probabilities : dict, default=None
             Cache of column-norm probabilities, ``float(sigma) -> (p, seconds to compute
             p)``: read and filled in, so that fits on the same X and kernel (e.g. several
-            ``n_landmarks``) compute them once.  Use one dict per (X, kernel).  Ignored
+            ``n_components``) compute them once.  Use one dict per (X, kernel).  Ignored
             unless ``sampler="column_norm"`` and ``landmarks`` is None.
 
         Returns
         -------
         self : GNKR
-            With ``path_sigmas_`` (n_sigmas,), ``path_lams_`` (n_lams,),
+            With ``path_sigmas_`` (n_sigmas,), ``path_alphas_`` (n_alphas,; ``path_lams_`` the
+            same array, its name before issue 25),
             ``path_indices_`` (list of n_sigmas index arrays of shape (m,); the same
             array for every sigma with uniform or fixed landmarks),
             ``path_coef_`` (list of n_sigmas arrays of shape (n_lams, m)),
@@ -254,7 +300,8 @@ class GNKR(RegressorMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         sigmas = _positive_1d(sigmas, "sigmas", "GNKR.fit_path")
-        lams = _positive_1d(lams, "lams", "GNKR.fit_path")
+        _check_renamed_landmarks(self, "GNKR")
+        lams = _positive_1d(_deprecated_lams(alphas, lams, "GNKR.fit_path"), "alphas", "GNKR.fit_path")
         if landmarks is not None:
             L = np.asarray(landmarks)
             if L.ndim != 1 or L.size == 0 or not np.issubdtype(L.dtype, np.integer) or L.min() < 0 \
@@ -276,7 +323,7 @@ class GNKR(RegressorMixin, BaseEstimator):
             indices.append(idx)
             points.append(Z)
             samp_t.append(t_s)
-        self.path_sigmas_, self.path_lams_ = sigmas, lams
+        self.path_sigmas_, self.path_alphas_, self.path_lams_ = sigmas, lams, lams
         self.path_indices_, self.path_coef_ = indices, coefs
         self.path_kernels_, self.path_landmarks_ = kerns, points
         self.path_fit_times_, self.path_sampling_times_ = np.array(fit_t), np.array(samp_t)
@@ -307,7 +354,7 @@ class GNKR(RegressorMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_sigmas, n_lams, n_samples)
-            ``[i, j]``: the predictions with ``path_sigmas_[i]`` and ``path_lams_[j]``.
+            ``[i, j]``: the predictions with ``path_sigmas_[i]`` and ``path_alphas_[j]``.
             Entry ``[i]`` is the transpose of ``K(X, landmarks_i) @ path_coef_[i].T``
             (n_samples, n_lams), computed in one piece (memory n_samples x m) and stored
             in that layout, so reductions over samples give the same bits as on that
@@ -316,7 +363,7 @@ class GNKR(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self, "path_coef_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        out = np.empty((len(self.path_sigmas_), len(X), len(self.path_lams_)))
+        out = np.empty((len(self.path_sigmas_), len(X), len(self.path_alphas_)))
         for i, (kern, Z, coef) in enumerate(zip(self.path_kernels_, self.path_landmarks_, self.path_coef_,
                                                 strict=True)):
             out[i] = kern(X, Z) @ coef.T

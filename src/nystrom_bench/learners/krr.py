@@ -25,7 +25,7 @@ import time
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import approx
@@ -34,13 +34,26 @@ from ._base import (
     _KERNEL_CONSTRAINTS,
     _LANDMARK_CONSTRAINTS,
     DEFAULT_ALPHA,
-    DEFAULT_N_LANDMARKS,
+    DEFAULT_N_COMPONENTS,
+    DEPRECATED,
     _as_columns,
+    _check_renamed_landmarks,
     _check_weights,
     _choose_landmarks,
     _estimator_kernel,
+    _landmark_count,
+    _landmark_param,
     _psd_solve,
 )
+
+#: the ``dtype`` an estimator with a float32 path takes: the strings, the NumPy types or dtypes
+_DTYPE_CONSTRAINT = [StrOptions({"float64", "float32"}), Options(type, {np.float32, np.float64}),
+                     Options(np.dtype, {np.dtype(np.float32), np.dtype(np.float64)})]
+
+
+def _dtype_name(dtype):
+    """``"float32"`` or ``"float64"`` of any accepted ``dtype`` form (string, NumPy type or dtype)."""
+    return np.dtype(dtype).name
 
 #: ``solver="auto"`` picks conjugate gradient above this ``n c^2`` (the direct solve's flops) ...
 AUTO_CG_WORK = 1e11
@@ -103,9 +116,9 @@ class KRR(RegressorMixin, BaseEstimator):
         ridge regressions on centred features (the Nystrom features, ``k(x, Z)``).
     approximation : {"exact", "nystrom"}
         ``"exact"`` ignores every landmark parameter below.
-    n_landmarks : int, default=200
-        Number of landmarks (capped at n_samples); the same default in every estimator of
-        :mod:`nystrom_bench.learners`.
+    n_components : int or float, default=200
+        Number of landmarks m (capped at n_samples), or a fraction in (0, 1] of n_samples; the same
+        name (scikit-learn's) and default in every estimator of :mod:`nystrom_bench.learners`.
     sampler : str, default="uniform"
         Any name of :func:`nystrom_bench.sampling.available`.
     mode : {"lla", "gsa", "ncr"}, default="lla"
@@ -115,16 +128,19 @@ class KRR(RegressorMixin, BaseEstimator):
     solver : {"auto", "direct", "cg"}, default="auto"
         How LLA and NCR (one predictor) are solved: ``"direct"`` forms ``C^T C`` (O(n c^2));
         ``"cg"`` runs FALKON's preconditioned conjugate gradient (:func:`nystrom_bench.solvers.nystrom_cg`,
-        O(n c) per iteration, C streamed in blocks); ``"auto"`` picks cg when ``n c^2`` exceeds
-        ``AUTO_CG_WORK`` (1e11) and either C fits the solver's memory budget (a quarter of the RAM) or c
-        is at least 40 times the number of features (below that, streamed kernel passes cost more than
-        the direct solve's ``C^T C``).  Weighted fits and sketches are solved directly
-        (``solver="cg"`` with ``sample_weight`` is an error).
+        O(n c) per iteration, C streamed in blocks).  ``"auto"``: below ``n c^2 = AUTO_CG_WORK`` (1e11) the
+        direct solve (moments streamed, C never held); above it, memory-aware -- CG with C held where C
+        takes at most ``AUTO_HOLD_BYTES`` (256 MiB), CG streaming C where c is at least 40 times the
+        number of features (below that, streamed kernel passes cost more than the direct solve's
+        ``C^T C``), else the direct solve streamed with a float32 ``C^T C`` (SYRK of the float64 blocks
+        cast per chunk) refined by CG on the float64 blocks to ``cg_tol`` (``n_iter_`` is set): at n = 10^5,
+        c = 3,000 it needs O(c^2) memory instead of the 2.4 GB of C.  Weighted fits, rank truncation and
+        sketches are solved directly (``solver="cg"`` with ``sample_weight`` is an error).
     cg_tol : float, default=1e-6
         Relative residual at which CG stops (measured at n = 3e4, c = 1,500: 35 iterations and the
         direct solve's test RMSE to 1e-6 relative; 1e-4 takes 16).
     cg_max_iter : int, default=100
-    dtype : {"float64", "float32"}, default="float64"
+    dtype : {"float64", "float32"}, np.float64 or np.float32, default="float64"
         Precision of the kernel blocks on the Nystrom paths: ``"float32"`` evaluates C = K(X, Z) in
         float32 -- GEMM and exp at twice the float64 speed, half the memory of a held C -- and the direct
         solve's ``C^T C`` as a float32 SYRK (refined by CG); the other products with C, their sums and
@@ -135,6 +151,8 @@ class KRR(RegressorMixin, BaseEstimator):
     rank : int, default=None
         Rank-k truncation of the Nystrom approximation (``None``: all of W's rank).
     random_state : int, Generator or None
+    n_landmarks : int or float
+        Deprecated (FutureWarning; removed in the next release): use ``n_components``.
 
     Attributes
     ----------
@@ -145,7 +163,7 @@ class KRR(RegressorMixin, BaseEstimator):
     rank_ : int
         Rank of the Nystrom approximation (Nystrom only).
     solver_ : str
-        "direct" or "cg": what the fit ran.  With cg -- and with a float32 direct LLA/NCR fit, whose
+        "direct" or "cg": what the fit ran.  With cg -- and with a float32 direct LLA/NCR fit or "auto"'s streamed direct one, whose
         float32 ``C^T C`` factor is refined by CG on the kernel blocks -- ``n_iter_`` and
         ``cg_residuals_`` too, and ``coef_`` holds beta (the landmark coefficients) for LLA as for NCR.
     landmarks_ : ndarray of shape (c, d) or None
@@ -168,7 +186,7 @@ class KRR(RegressorMixin, BaseEstimator):
     >>> from nystrom_bench.learners import KRR
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-3, 3, size=(300, 1)); y = np.sin(X[:, 0])
-    >>> model = KRR(gamma=0.5, alpha=1e-3, n_landmarks=30, random_state=0).fit(X, y)
+    >>> model = KRR(gamma=0.5, alpha=1e-3, n_components=30, random_state=0).fit(X, y)
     >>> float(np.abs(model.predict(X) - y).max()) < 0.05
     True
     """
@@ -182,7 +200,7 @@ class KRR(RegressorMixin, BaseEstimator):
         "solver": [StrOptions({"auto", "direct", "cg"})],
         "cg_tol": [Interval(numbers.Real, 0, None, closed="left")],
         "cg_max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "dtype": [StrOptions({"float64", "float32"})],
+        "dtype": _DTYPE_CONSTRAINT,
     }
 
     def __init__(
@@ -195,7 +213,7 @@ class KRR(RegressorMixin, BaseEstimator):
         alpha=DEFAULT_ALPHA,
         fit_intercept=True,
         approximation="nystrom",
-        n_landmarks=DEFAULT_N_LANDMARKS,
+        n_components=DEFAULT_N_COMPONENTS,
         sampler="uniform",
         mode="lla",
         solver="auto",
@@ -205,6 +223,7 @@ class KRR(RegressorMixin, BaseEstimator):
         landmarks=None,
         rank=None,
         random_state=None,
+        n_landmarks=DEPRECATED,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -214,7 +233,7 @@ class KRR(RegressorMixin, BaseEstimator):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.approximation = approximation
-        self.n_landmarks = n_landmarks
+        self.n_components = n_components
         self.sampler = sampler
         self.mode = mode
         self.solver = solver
@@ -224,6 +243,7 @@ class KRR(RegressorMixin, BaseEstimator):
         self.landmarks = landmarks
         self.rank = rank
         self.random_state = random_state
+        self.n_landmarks = n_landmarks
 
     _choose_landmarks = _choose_landmarks
 
@@ -233,6 +253,7 @@ class KRR(RegressorMixin, BaseEstimator):
         ``sample_weight`` (n,): weighted squared loss ``sum_i s_i (f(x_i) - y_i)^2`` (scikit-learn's
         ``KernelRidge`` convention for the exact fit).  Landmarks are chosen without the weights."""
         self._validate_params()
+        _check_renamed_landmarks(self, "KRR")
         X, y = validate_data(self, X, y, y_numeric=True, multi_output=True, dtype=np.float64, accept_sparse=("csr", "csc"))
         X = as_2d(X)  # a sparse X (CSR or CSC) as CSR: kernel blocks take row slices of it
         sw = _check_weights(sample_weight, X, "KRR")
@@ -241,11 +262,11 @@ class KRR(RegressorMixin, BaseEstimator):
                              "solver='direct' or 'auto', or repeat the rows instead of weighting them")
         t0 = time.perf_counter()
         kern = _estimator_kernel(self, X, "KRR", require_psd=True, sample_weight=sw)
-        if self.dtype != "float64":
+        if _dtype_name(self.dtype) != "float64":
             if self.approximation == "exact":
                 raise ValueError(f"KRR(approximation='exact') runs in float64 only, got dtype={self.dtype!r}; "
                                  "use dtype='float64' or approximation='nystrom'")
-            kern = kern.astype(self.dtype)
+            kern = kern.astype(_dtype_name(self.dtype))
         self.kernel_ = kern
         self.component_indices_ = None
         n = X.shape[0]
@@ -279,7 +300,7 @@ class KRR(RegressorMixin, BaseEstimator):
 
             # direct (float32 blocks, or "auto" with float64 blocks above AUTO_HOLD_BYTES): a float32 C^T C's
             # Cholesky factor, refined by CG on the blocks themselves; O(c^2) memory, C never held
-            streamed64 = self.solver_ == "direct" and self.dtype == "float64"
+            streamed64 = self.solver_ == "direct" and _dtype_name(self.dtype) == "float64"
             res = nystrom_cg(X, kern, Z, Y, self.alpha, center=self.fit_intercept, tol=self.cg_tol,
                              max_iter=self.cg_max_iter,
                              preconditioner="falkon" if self.solver_ == "cg" else "gram",
@@ -350,13 +371,13 @@ class KRR(RegressorMixin, BaseEstimator):
         c = self._n_landmarks(n)
         cg = (self.approximation == "nystrom" and self.mode in ("lla", "ncr") and sw is None
               and (self.solver == "cg" or (self.solver == "auto" and n * float(c) ** 2 > AUTO_CG_WORK
-                                           and (np.dtype(self.dtype).itemsize * n * c <= self._hold_budget()
+                                           and (np.dtype(_dtype_name(self.dtype)).itemsize * n * c <= self._hold_budget()
                                                 or c >= AUTO_CG_PER_FEATURE * self.n_features_in_))))
         self.solver_ = "cg" if cg else "direct"
         return cg
 
     def _n_landmarks(self, n):
-        return min(self.n_landmarks if self.landmarks is None else len(np.asarray(self.landmarks)), n)
+        return _landmark_count(self, n) if self.landmarks is None else min(len(np.asarray(self.landmarks)), n)
 
     @staticmethod
     def _hold_budget():
@@ -371,7 +392,7 @@ class KRR(RegressorMixin, BaseEstimator):
         where CG was not chosen and C (8 n c bytes) exceeds ``AUTO_HOLD_BYTES``.  Below that the direct solve
         is the exact one (moments streamed, W's eigendecomposition): small fits are unchanged."""
         c = self._n_landmarks(n)
-        return (self.solver == "auto" and self.dtype == "float64" and self.approximation == "nystrom"
+        return (self.solver == "auto" and _dtype_name(self.dtype) == "float64" and self.approximation == "nystrom"
                 and self.mode in ("lla", "ncr") and sw is None and self.rank is None
                 and not isinstance(self.landmarks, approx.Sketch) and self.alpha > 0
                 and n * float(c) ** 2 > AUTO_CG_WORK and 8.0 * n * c > self._hold_budget())
@@ -379,7 +400,7 @@ class KRR(RegressorMixin, BaseEstimator):
     def _refined_float32(self, sw):
         """Whether this float32 direct LLA/NCR fit is refined by CG (the float32 C^T C alone loses accuracy
         at small alpha; see :func:`nystrom_bench.solvers.nystrom_cg`'s ``preconditioner="gram"``)."""
-        return (self.dtype == "float32" and self.approximation == "nystrom" and self.mode in ("lla", "ncr")
+        return (_dtype_name(self.dtype) == "float32" and self.approximation == "nystrom" and self.mode in ("lla", "ncr")
                 and sw is None and self.rank is None and not isinstance(self.landmarks, approx.Sketch)
                 and self.alpha > 0)
 
@@ -469,7 +490,7 @@ class KRRClassifier(ClassifierMixin, BaseEstimator):
     >>> from nystrom_bench.learners import KRRClassifier
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(200, 2)); y = np.where(X[:, 0] * X[:, 1] > 0, "same", "opposite")
-    >>> clf = KRRClassifier(gamma=0.5, alpha=0.1, n_landmarks=40, random_state=0).fit(X, y)
+    >>> clf = KRRClassifier(gamma=0.5, alpha=0.1, n_components=40, random_state=0).fit(X, y)
     >>> float(clf.score(X, y)) > 0.9, clf.classes_.tolist()
     (True, ['opposite', 'same'])
     """
@@ -477,10 +498,10 @@ class KRRClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints = dict(KRR._parameter_constraints)
 
     def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, alpha=DEFAULT_ALPHA,
-                 fit_intercept=True, approximation="nystrom", n_landmarks=DEFAULT_N_LANDMARKS, sampler="uniform",
+                 fit_intercept=True, approximation="nystrom", n_components=DEFAULT_N_COMPONENTS, sampler="uniform",
                  mode="lla",
                  solver="auto", cg_tol=1e-6, cg_max_iter=100, dtype="float64", landmarks=None, rank=None,
-                 random_state=None):
+                 random_state=None, n_landmarks=DEPRECATED):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -489,7 +510,7 @@ class KRRClassifier(ClassifierMixin, BaseEstimator):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.approximation = approximation
-        self.n_landmarks = n_landmarks
+        self.n_components = n_components
         self.sampler = sampler
         self.mode = mode
         self.solver = solver
@@ -499,13 +520,16 @@ class KRRClassifier(ClassifierMixin, BaseEstimator):
         self.landmarks = landmarks
         self.rank = rank
         self.random_state = random_state
+        self.n_landmarks = n_landmarks
 
     def fit(self, X, y, sample_weight=None):
         """Fit on X of shape (n, d) and class labels y of shape (n,) (``sample_weight`` as in :class:`KRR`)."""
         self._validate_params()
+        _check_renamed_landmarks(self, "KRRClassifier")
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         T, self.classes_ = ovr_targets(y)
-        self.regressor_ = KRR(**self.get_params()).fit(X, T, sample_weight=sample_weight)
+        params = {**self.get_params(), "n_components": _landmark_param(self), "n_landmarks": DEPRECATED}
+        self.regressor_ = KRR(**params).fit(X, T, sample_weight=sample_weight)
         return self
 
     def __sklearn_tags__(self):

@@ -1,7 +1,7 @@
 """``LSSVM`` -- least-squares SVM classifier with bias (Suykens), one-vs-rest for more
 than two classes, as used by Ding et al. (TNNLS 2020) for classification in
-approximate kernel selection: the bordered system with ``K + mu l I`` (the
-criteria's ``K_mu``), exact (Cholesky) or on a Nystrom ``K~ = V V^T`` (Woodbury)
+approximate kernel selection: the bordered system with ``K + alpha I`` (the
+criteria's ``K_mu`` with ``alpha = mu l``), exact (Cholesky) or on a Nystrom ``K~ = V V^T`` (Woodbury)
 predicting with the Nystrom extension ``phi(x)^T V^T a + b``.
 """
 
@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import approx
@@ -21,14 +21,18 @@ from ._base import (
     _KERNEL_CONSTRAINTS,
     _LANDMARK_CONSTRAINTS,
     DEFAULT_ALPHA,
-    DEFAULT_N_LANDMARKS,
+    DEFAULT_N_COMPONENTS,
+    DEPRECATED,
+    _check_renamed_landmarks,
     _check_weights,
     _choose_landmarks,
     _class_indices,
     _estimator_kernel,
+    _given,
     _keep_landmarks,
     _landmark_expansion,
     _psd_solve,
+    _renamed,
 )
 
 
@@ -37,15 +41,16 @@ class LSSVM(ClassifierMixin, BaseEstimator):
 
     Targets are coded as +1/-1: with two classes one column (+1 for ``classes_[1]``),
     with ``k > 2`` classes one-vs-rest, one column and one bias per class.  Each
-    column ``y`` solves the bordered system (``l`` = n_samples, ``s = mu l``)::
+    column ``y`` solves the bordered system (``s = alpha``)::
 
         [ 0   1^T       ] [b]   [0]
         [ 1   K + s I   ] [a] = [y]
 
     through two solves with ``A = K + s I`` (one call with a 2-D right-hand side):
-    ``b = 1^T A^-1 y / 1^T A^-1 1`` and ``a = A^-1 (y - b 1)``.  ``K + mu l I`` is the
-    ``K_mu`` of :mod:`nystrom_bench.criteria` (Ding et al. (TNNLS 2020)), so the same
-    ``mu`` means the same regularisation in the criteria and in this classifier.
+    ``b = 1^T A^-1 y / 1^T A^-1 1`` and ``a = A^-1 (y - b 1)``.  With ``alpha = mu l``
+    (``l`` = n_samples), ``K + alpha I`` is the ``K_mu = K + mu l I`` of
+    :mod:`nystrom_bench.criteria` (Ding et al. (TNNLS 2020)), so the criteria's ``mu``
+    and this classifier's ``alpha = mu * n_samples`` are the same regularisation.
 
     ``approximation="exact"``: K by Cholesky, ``f(x) = sum_i a_i k(x, x_i) + b``.
     ``approximation="nystrom"``: the same system on ``K~ = V V^T`` (Woodbury solve of
@@ -68,17 +73,18 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         As in :class:`KRR`: the kernel is ``kernels.from_spec({"kernel": kernel, **the
         non-None ones of gamma, sigma, degree, coef0})``, a parameter the kernel does
         not take is an error at fit.
-    mu : float or None, default=None
-        Regularisation, > 0; the system uses ``K + mu * n_samples * I`` (Ding et al.'s
-        ``K_mu``; their experiments use mu = 0.005).  None: ``mu = 1 / n_samples``, i.e.
-        ``K + I`` -- the ``alpha = 1`` of :class:`KRR`'s default, the same regularisation
-        in every estimator (measured with the median width: digits accuracy 0.97 exact
-        where mu = 0.005 gave 0.950, see the README's "Choosing parameters").
+    alpha : float, default=1.0
+        Regularisation, > 0: the system uses ``K + alpha I``, as :class:`KRR`'s ``alpha`` (the
+        same name and default in every estimator with a ridge term).  Ding et al.'s ``K_mu =
+        K + mu l I`` is ``alpha = mu * n_samples`` (their experiments use mu = 0.005).  The
+        default 1.0 was measured with the median width: digits accuracy 0.97 exact where
+        mu = 0.005 gave 0.950 (see the README's "Choosing parameters").
     approximation : {"exact", "nystrom"}, default="exact"
         ``"exact"`` ignores every landmark parameter below (and needs a positive
-        definite ``K + mu l I``: an indefinite kernel such as epanechnikov may fail).
-    n_landmarks : int, default=200
-        Number of landmarks (capped at n_samples), as in every estimator here.
+        definite ``K + alpha I``: an indefinite kernel such as epanechnikov may fail).
+    n_components : int or float, default=200
+        Number of landmarks (capped at n_samples), or a fraction in (0, 1] of n_samples, as in
+        every estimator here.
     sampler : str, default="uniform"
         Any name of :func:`nystrom_bench.sampling.available`; samplers that use the
         targets (:func:`~nystrom_bench.sampling.needs_y`) get the +1/-1 targets of the
@@ -89,6 +95,12 @@ class LSSVM(ClassifierMixin, BaseEstimator):
     rank : int, default=None
         Rank-k truncation of the Nystrom approximation (``None``: all of W's rank).
     random_state : int, Generator or None
+    mu : float or None
+        Deprecated (FutureWarning; removed in the next release): the regularisation as
+        ``K + mu * n_samples * I``; use ``alpha = mu * n_samples``.  Given, the fit uses it as
+        before (None: ``K + I``).
+    n_landmarks : int or float
+        Deprecated (FutureWarning; removed in the next release): use ``n_components``.
 
     Attributes
     ----------
@@ -128,20 +140,21 @@ class LSSVM(ClassifierMixin, BaseEstimator):
     >>> from nystrom_bench.learners import LSSVM
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(400, 2)); y = np.where(X[:, 0] * X[:, 1] > 0, "same", "diff")
-    >>> model = LSSVM(gamma=2.0, mu=1e-4).fit(X, y)
+    >>> model = LSSVM(gamma=2.0, alpha=0.04).fit(X, y)  # alpha = mu l: Ding et al.'s mu = 1e-4, l = 400
     >>> model.classes_.tolist(), model.decision_function(X[:3]).shape
     (['diff', 'same'], (3,))
     >>> float(model.score(X, y)) > 0.95
     True
-    >>> ny = LSSVM(gamma=2.0, mu=1e-4, approximation="nystrom", n_landmarks=40, random_state=0).fit(X, y)
+    >>> ny = LSSVM(gamma=2.0, alpha=0.04, approximation="nystrom", n_components=40, random_state=0).fit(X, y)
     >>> float(ny.score(X, y)) > 0.95
     True
     """
 
     _parameter_constraints = {
         **_KERNEL_CONSTRAINTS,
-        "mu": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
         **_LANDMARK_CONSTRAINTS,
+        "mu": [Interval(numbers.Real, 0, None, closed="neither"), None, Hidden(StrOptions({DEPRECATED}))],
     }
 
     _FIT_ATTRS = ("dual_coef_", "X_fit_", "coef_", "landmarks_", "component_indices_", "sketch_")
@@ -153,26 +166,30 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         degree=None,
         coef0=None,
         sigma=None,
-        mu=None,
+        alpha=DEFAULT_ALPHA,
         approximation="exact",
-        n_landmarks=DEFAULT_N_LANDMARKS,
+        n_components=DEFAULT_N_COMPONENTS,
         sampler="uniform",
         landmarks=None,
         rank=None,
         random_state=None,
+        mu=DEPRECATED,
+        n_landmarks=DEPRECATED,
     ):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
         self.sigma = sigma
-        self.mu = mu
+        self.alpha = alpha
         self.approximation = approximation
-        self.n_landmarks = n_landmarks
+        self.n_components = n_components
         self.sampler = sampler
         self.landmarks = landmarks
         self.rank = rank
         self.random_state = random_state
+        self.mu = mu
+        self.n_landmarks = n_landmarks
 
     # the same landmark choice (explicit indices / points / sketch, or the sampler) as KRR
     _choose_landmarks = _choose_landmarks
@@ -194,8 +211,8 @@ class LSSVM(ClassifierMixin, BaseEstimator):
             ``[0 1^T; 1 K + s V^-1] [b; a] = [0; y]``, ``V = diag(v)``: the ridge term of sample i scaled by
             ``1 / v_i``.  It is solved as ``(K + s V^-1)^-1 = V^1/2 (V^1/2 K V^1/2 + s I)^-1 V^1/2`` (Cholesky,
             or Woodbury on ``V^1/2 K~ V^1/2`` with the Nystrom factor), so a zero weight removes the sample
-            (``a_i = 0``).  An integer weight equals repeating the row (``l`` in ``s = mu l`` is the sum of the
-            weights; landmarks drawn by a sampler depend on the rows, so with a sampler the equality holds
+            (``a_i = 0``).  An integer weight equals repeating the row (with the deprecated ``mu``, ``l`` in
+            ``s = mu l`` is the sum of the weights; landmarks drawn by a sampler depend on the rows, so with a sampler the equality holds
             for the same landmarks).  Negative or non-finite weights are an error.
 
         Returns
@@ -203,6 +220,11 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         self : LSSVM
         """
         self._validate_params()
+        _check_renamed_landmarks(self, "LSSVM")
+        mu_given = _given(self.mu)
+        if mu_given:
+            _renamed(self, "mu", "alpha", "LSSVM",
+                     how="alpha = mu * n_samples (the system is K + alpha I; mu=None was alpha=1.0)")
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         X = as_2d(X)  # a sparse X (CSR or CSC) as CSR: kernel blocks take row slices of it
         sw = _check_weights(sample_weight, X, "LSSVM")
@@ -221,11 +243,14 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         else:
             op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, Y[:, 0], kern), rank=self.rank)
         self.operator_ = op
-        # [0 1^T; 1 A] [b; a] = [0; y], A = K + mu l I: solve A [u, v] = [y, 1] once, then
+        # [0 1^T; 1 A] [b; a] = [0; y], A = K + alpha I: solve A [u, v] = [y, 1] once, then
         # b = 1^T u / 1^T v and a = u - b v
         n, t = Y.shape
-        l_eff = n if sw is None else float(sw.sum())  # weighted: the number of samples the weights count
-        shift = DEFAULT_ALPHA if self.mu is None else self.mu * l_eff  # None: K + alpha I as KRR's default
+        if mu_given:  # the deprecated mu: today's arithmetic, K + mu l I (None: K + I)
+            l_eff = n if sw is None else float(sw.sum())  # weighted: the number of samples the weights count
+            shift = DEFAULT_ALPHA if self.mu is None else self.mu * l_eff
+        else:
+            shift = float(self.alpha)
         rhs = np.column_stack([Y, np.ones(n)])
         if sw is None:
             sol = op.solve(shift, rhs)

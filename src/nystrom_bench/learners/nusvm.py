@@ -16,7 +16,9 @@ from ..kernels import as_2d
 from ._base import (
     _KERNEL_CONSTRAINTS,
     _LANDMARK_CONSTRAINTS,
-    DEFAULT_N_LANDMARKS,
+    DEFAULT_N_COMPONENTS,
+    DEPRECATED,
+    _check_renamed_landmarks,
     _check_weights,
     _choose_landmarks,
     _class_indices,
@@ -114,7 +116,9 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         The kernel is ``kernels.from_spec({"kernel": kernel, **the non-None ones})``; a
         parameter the kernel does not take is an error at fit.
     nu : float in (0, 1], default=0.2
-        Upper bound on the fraction of margin errors and lower bound on the fraction of
+        The nu of nu-SVM (Schoelkopf et al.; scikit-learn's ``NuSVC`` has it under the same name).
+        It is not a ridge term, so it is not called ``alpha`` as the regularisation of the other
+        estimators here: it bounds fractions of the training set.  Upper bound on the fraction of margin errors and lower bound on the fraction of
         support vectors.  The default 0.2 (scikit-learn's ``NuSVC``: 0.5) was measured with the
         median width and 200 landmarks, mean test accuracy over seeds 0-2: digits 0.967 (0.5:
         0.938; 0.1: 0.970), breast_cancer 0.961 (0.942; 0.967), twonorm 0.980 for all three; a
@@ -126,8 +130,9 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         parameter and ``mode``.
     mode : {"lla", "gsa"}, default="lla"
         How the Nystrom machine predicts (see above).
-    n_landmarks : int, default=200
-        Number of landmarks (capped at n_samples), as in every estimator here.
+    n_components : int or float, default=200
+        Number of landmarks (capped at n_samples), or a fraction in (0, 1] of n_samples, as in
+        every estimator here.
     sampler : str, default="uniform"
         Any name of :func:`nystrom_bench.sampling.available`; samplers that use the targets
         get +1 for ``classes_[1]`` (two classes) or for ``classes_[0]`` against the rest.
@@ -144,6 +149,8 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         libsvm's kernel cache (MB).
     random_state : int, Generator or None
         The landmark sampler's randomness (libsvm's solver is deterministic here).
+    n_landmarks : int or float
+        Deprecated (FutureWarning; removed in the next release): use ``n_components``.
 
     Attributes
     ----------
@@ -190,7 +197,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
     >>> from nystrom_bench.learners import NuSVM
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(300, 2)); y = np.where(X[:, 0] * X[:, 1] > 0, "same", "diff")
-    >>> model = NuSVM(gamma=2.0, nu=0.2, n_landmarks=30, random_state=0).fit(X, y)
+    >>> model = NuSVM(gamma=2.0, nu=0.2, n_components=30, random_state=0).fit(X, y)
     >>> float(model.score(X, y)) > 0.9, float(model.score(X, y, mode="gsa")) > 0.9
     (True, True)
     """
@@ -217,7 +224,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         nu=0.2,
         approximation="nystrom",
         mode="lla",
-        n_landmarks=DEFAULT_N_LANDMARKS,
+        n_components=DEFAULT_N_COMPONENTS,
         sampler="uniform",
         landmarks=None,
         rank=None,
@@ -225,6 +232,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         max_iter=-1,
         cache_size=200,
         random_state=None,
+        n_landmarks=DEPRECATED,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -234,7 +242,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         self.nu = nu
         self.approximation = approximation
         self.mode = mode
-        self.n_landmarks = n_landmarks
+        self.n_components = n_components
         self.sampler = sampler
         self.landmarks = landmarks
         self.rank = rank
@@ -242,6 +250,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.cache_size = cache_size
         self.random_state = random_state
+        self.n_landmarks = n_landmarks
 
     _choose_landmarks = _choose_landmarks
 
@@ -276,6 +285,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         from sklearn.svm import NuSVC
 
         self._validate_params()
+        _check_renamed_landmarks(self, "NuSVM")
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         X = as_2d(X)  # a sparse X (CSR or CSC) as CSR: kernel blocks take row slices of it
         sw = _check_weights(sample_weight, X, "NuSVM")

@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import approx, sampling
 from ..kernels import HEURISTICS, Pairwise, resolve_width
-from ._base import DEFAULT_N_LANDMARKS, default_gamma
+from ._base import _N_COMPONENTS_CONSTRAINT, DEFAULT_N_COMPONENTS, _n_components, default_gamma
 
 __all__ = ["NystromFeatures"]
 
@@ -49,9 +49,10 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         The kernel's parameters (None: scikit-learn's defaults).
     kernel_params : dict, default=None
         Further parameters of a callable kernel.
-    n_components : int, default=200
-        Number of landmarks m (at most n_samples; more gives a warning, as in scikit-learn).  200 as the
-        ``n_landmarks`` of every estimator here (``Nystroem``'s default is 100).
+    n_components : int or float, default=200
+        Number of landmarks m (at most n_samples; more gives a warning, as in scikit-learn), or a fraction
+        in (0, 1] of n_samples.  The same name and default 200 in every estimator here (``Nystroem``'s
+        default is 100).
     sampler : str or callable, default="uniform"
         How the landmarks are chosen: a name of :func:`nystrom_bench.sampling.available` or a callable
         ``sampler(X, kernel, c, rng)`` returning row indices or ``(c, d)`` points.  ``"uniform"``
@@ -97,14 +98,14 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         "coef0": [Interval(numbers.Real, None, None, closed="neither"), None],
         "degree": [Interval(numbers.Real, 1, None, closed="left"), None],
         "kernel_params": [dict, None],
-        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_components": _N_COMPONENTS_CONSTRAINT,
         "sampler": [str, callable],
         "landmarks": ["array-like", None],
         "random_state": ["random_state", np.random.Generator],
         "n_jobs": [Interval(numbers.Integral, None, None, closed="neither"), None],
     }
 
-    def __init__(self, kernel="rbf", *, gamma=None, coef0=None, degree=None, kernel_params=None, n_components=DEFAULT_N_LANDMARKS,
+    def __init__(self, kernel="rbf", *, gamma=None, coef0=None, degree=None, kernel_params=None, n_components=DEFAULT_N_COMPONENTS,
                  sampler="uniform", landmarks=None, random_state=None, n_jobs=None):
         self.kernel = kernel
         self.gamma = gamma
@@ -166,6 +167,8 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
                                  "kernel only indices apply)")
             return L.astype(np.float64), None
         c = self.n_components
+        if isinstance(c, numbers.Integral) is False:  # a fraction of n
+            c = _n_components(c, n)
         if c > n:
             warnings.warn("n_components > n_samples. This is not possible.\nn_components was set to n_samples, "
                           "which results in inefficient evaluation of the full kernel.", UserWarning, stacklevel=3)
