@@ -9,7 +9,7 @@ BASE = {"studies": {"krr": {
     "datasets": ["diabetes"], "seeds": [0],
     "kernels": {"gaussian": {"gamma": "median"}},
     "methods": {"exact": {"approximation": "exact"},
-                "ny": {"approximation": "nystrom", "sampler": "uniform", "n_landmarks": 10}},
+                "ny": {"approximation": "nystrom", "sampler": "uniform", "n_components": 10}},
 }}}
 
 
@@ -40,7 +40,7 @@ def test_valid_config_passes():
     ({"kernels": {"g": {"kernel": "gaussian", "gamma": "medain"}}}, r"studies.krr.kernels.g: .*'medain'.*'median'"),
     ({"kernels": {"g": {"kernel": "laplacian", "sigma": 0.3}}},
      r"studies.krr.kernels.g: 'sigma' is not a parameter of the laplacian kernel; it takes: gamma"),
-    ({"methods": {"exact": {"approximation": "exact"}, "b": {"n_landmarks": 5000}}},
+    ({"methods": {"exact": {"approximation": "exact"}, "b": {"n_components": 5000}}},
      r"studies.krr.methods.b: 5000 landmarks, but 'diabetes' has only 309 training points; use at most 309"),
     ({"methods": {"exact": {"approximation": "exact"}, "b": {"rank": 0}}},
      r"studies.krr.methods.b: The 'rank' parameter of KRR must be"),
@@ -117,7 +117,7 @@ def test_jobs_per_dataset_or_per_method():
     assert job_resources(block, jobs["diabetes+ny"])["mem_mb"] == 9000
     assert job_resources(block, jobs["diabetes+exact"])["mem_mb"] == 2000
     sl = job_config(kind, block, jobs["diabetes+ny"])
-    assert sl["methods"] == {"ny": {"approximation": "nystrom", "sampler": "uniform", "n_landmarks": 10}}
+    assert sl["methods"] == {"ny": {"approximation": "nystrom", "sampler": "uniform", "n_components": 10}}
     assert "title" not in sl and sl["datasets"] == ["diabetes"]
     assert "diabetes" in check(cfg(split_jobs="method"))["krr"]["datasets"]
 

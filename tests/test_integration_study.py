@@ -47,7 +47,7 @@ def test_classification_rows_share_one_fit_and_recompute_from_the_public_api():
     ex = NuSVM(gamma=p["gamma"], nu=p["nu"], approximation="exact").fit(sp.X_train, sp.y_train)
     assert ex.score(sp.X_test, sp.y_test) == pytest.approx(exact["metrics"]["test_accuracy"])
     row = by[("kmeans", 0.2, "lla")]
-    model = NuSVM(gamma=p["gamma"], nu=p["nu"], sampler="kmeans", n_landmarks=row["params"]["n_landmarks"],
+    model = NuSVM(gamma=p["gamma"], nu=p["nu"], sampler="kmeans", n_components=row["params"]["n_landmarks"],
                   random_state=seeding.rng(0, "integration", "wine")).fit(sp.X_train, sp.y_train)
     assert integration.approximation_error(ex, model, mode="lla") == pytest.approx(row["metrics"]["rel_error"],
                                                                                    rel=1e-9)
@@ -112,7 +112,7 @@ def test_regression_rows_gsa_lla_ncr_and_ncr_equals_lla():
     ex = KRR(fit_intercept=False, gamma=p["gamma"], alpha=p["alpha"], approximation="exact").fit(sp.X_train, (sp.y_train - mean) / sd)
     want = np.mean((ex.predict(sp.X_test) - (sp.y_test - mean) / sd) ** 2)
     assert by["exact"]["metrics"]["test_mse"] == pytest.approx(want)
-    lla = KRR(fit_intercept=False, gamma=p["gamma"], alpha=p["alpha"], n_landmarks=31, mode="lla",
+    lla = KRR(fit_intercept=False, gamma=p["gamma"], alpha=p["alpha"], n_components=31, mode="lla",
               random_state=seeding.rng(0, "integration", "diabetes")).fit(sp.X_train, (sp.y_train - mean) / sd)
     assert integration.approximation_error(ex, lla) == pytest.approx(by["lla"]["metrics"]["rel_error"], rel=1e-9)
 

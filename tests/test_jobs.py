@@ -24,7 +24,7 @@ def test_a_job_can_hold_several_data_sets(prepared, tmp_path):
     kind = studies.get("krr")
     block = {"datasets": ["diabetes", "friedman1"], "seeds": [0, 1], "kernels": {"g": {"kernel": "gaussian",
              "gamma": "median"}}, "params": {"alpha": 0.1},
-             "methods": {"exact": {"approximation": "exact"}, "ny": {"n_landmarks": 20, "mode": "lla"}}}
+             "methods": {"exact": {"approximation": "exact"}, "ny": {"n_components": 20, "mode": "lla"}}}
     job = {"id": "both", "datasets": ["diabetes", "friedman1"], "methods": ["exact", "ny"]}
     cfg = jobs.job_config(kind, block, job)
     uri = f"sqlite:///{tmp_path}/mlflow.db"

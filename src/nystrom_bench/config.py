@@ -86,7 +86,8 @@ def _check_block(sname, block, known_kinds, known_data):
             if too_many:
                 raise ConfigError(
                     f"{where}.methods.{mname}: {max(too_many)} landmarks, but {ds!r} has only {n_train} training "
-                    f"points; use at most {n_train} landmarks (n_landmarks) or a larger data set")
+                    f"points; use at most {n_train} landmarks (a method's n_components, a gnkr block's "
+                    f"params.n_landmarks) or a larger data set")
     ref = block.get("reference", study.reference_method)
     if ref is not None and ref not in block["methods"]:
         hint = ""

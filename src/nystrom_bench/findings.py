@@ -181,7 +181,7 @@ def _guide(tables, infos):
                      "use": "exact KRR" if use_exact else "Nystrom LLA, 100 uniform landmarks (as accurate as exact)",
                      "evidence": f"krr test MSE, {said(exact)}",
                      "call": 'KRR(approximation="exact", gamma="median", alpha=0.1)' if use_exact else
-                             'KRR(n_landmarks=100, mode="lla", gamma="median", alpha=0.1)'})
+                             'KRR(n_components=100, mode="lla", gamma="median", alpha=0.1)'})
     reg_mode = winner("integration_krr", "test_mse", "integration", ["gsa", "lla", "ncr"])
     mode = clear(reg_mode, "lla")
     reg_sampler = winner("integration_krr", "test_mse", "method", ["uniform", "leverage", "kmeans", "gaussian"],
@@ -191,7 +191,7 @@ def _guide(tables, infos):
         rows.append({"task": "regression", "n": "10^4 and more", "budget": "m landmarks, O(n m) memory",
                      "use": f"Nystrom, {sampler} landmarks, mode {mode.upper()}",
                      "evidence": f"integration_krr test MSE: mode {said(reg_mode)}; sampler {said(reg_sampler)}",
-                     "call": f'KRR(n_landmarks=m, sampler="{_sampler_name(sampler)}", mode="{mode}", '
+                     "call": f'KRR(n_components=m, sampler="{_sampler_name(sampler)}", mode="{mode}", '
                              'gamma="median")'})
     solver = winner("scale", "fit_time", "method", ["direct", "direct_f32", "cg", "cg_f32"])
     if solver:
@@ -208,7 +208,7 @@ def _guide(tables, infos):
         rows.append({"task": "classification", "n": "any", "budget": "m = 100 landmarks",
                      "use": f"Nystrom, {csampler} landmarks, mode {cmode.upper()}",
                      "evidence": f"krc test accuracy: {said(clf)}; integration: mode {said(clf_mode)}",
-                     "call": f'KRRClassifier(n_landmarks=100, sampler="{_sampler_name(csampler)}", '
+                     "call": f'KRRClassifier(n_components=100, sampler="{_sampler_name(csampler)}", '
                              f'mode="{cmode}", gamma="median")'})
     for study, metric, task, where in (("integration", "test_accuracy", "classification", {"integration": "lla"}),
                                        ("integration_krr", "test_mse", "regression", {"integration": "lla"})):
@@ -218,7 +218,7 @@ def _guide(tables, infos):
                          "use": f"m = {r['value']:g} n" + (" (the largest tested)" if r["value"] == r["largest"]
                                                             else f": within 1% of {r['largest']:g} n or better"),
                          "evidence": f"{study} {metric}, LLA: {r['evidence']}",
-                         "call": f"n_landmarks=int({r['value']:g} * n)"})
+                         "call": f"n_components={float(r['value'])!r}"})  # a fraction of n (1.0, not 1)
     among = ["accurate", "mcm", "nystrom", "cv5"]
     for metric in ("test_accuracy", "test_mse"):
         sel = winner("selection", metric, "method", among)
@@ -288,7 +288,7 @@ def _sampler_name(method):
 def _solver_call(method):
     solver = "cg" if method.startswith("cg") else "direct"
     dtype = ', dtype="float32"' if method.endswith("f32") else ""
-    return f'KRR(n_landmarks=m, solver="{solver}"{dtype})'
+    return f'KRR(n_components=m, solver="{solver}"{dtype})'
 
 
 def findings(tables, infos, ledger):

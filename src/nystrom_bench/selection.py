@@ -233,8 +233,8 @@ def cv_path(X, y, gammas, task="regression", *, mu=0.005, cv=5, seed=0, estimato
     """Select the width by ``cv``-fold cross-validation of the learner's test error.
 
     The learner is exact KRR with ``alpha = mu * l_fold`` (regression; error = MSE) or an
-    exact :class:`~nystrom_bench.learners.LSSVM` with ``mu`` (``task`` binary/multiclass;
-    error = 1 - accuracy), so its regularisation is the criteria's ``K + mu l I`` on each
+    exact :class:`~nystrom_bench.learners.LSSVM` with ``alpha = mu * l`` on each fold's ``l``
+    training samples (``task`` binary/multiclass; error = 1 - accuracy), so its regularisation is the criteria's ``K + mu l I`` on each
     fold's training part.  ``estimator``: any scikit-learn regressor or classifier with a
     ``gamma`` parameter instead (same errors).  Folds are shuffled with ``seed``
     (stratified for classification) and the same for every candidate.
@@ -250,19 +250,26 @@ def cv_path(X, y, gammas, task="regression", *, mu=0.005, cv=5, seed=0, estimato
         raise ValueError(f"cv must be an integer >= 2, got {cv!r}")
     classify = task != "regression"
     splitter = (StratifiedKFold if classify else KFold)(n_splits=int(cv), shuffle=True, random_state=seed)
+    per_fold_alpha = estimator is None and classify  # LSSVM: alpha = mu * (the fold's training size)
     if estimator is None:
         from .learners import KRR, LSSVM
 
         if classify:
-            estimator = LSSVM(kernel="gaussian", mu=mu, approximation="exact")
+            estimator = LSSVM(kernel="gaussian", approximation="exact")
         else:
             l_fold = len(X) - int(np.ceil(len(X) / cv))
             estimator = KRR(kernel="gaussian", alpha=mu * l_fold, approximation="exact", fit_intercept=False)
     values, seconds = [], []
     for g in gammas:
         t0 = time.perf_counter()
-        scores = cross_val_score(estimator.set_params(gamma=g), X, y, cv=splitter,
-                                 scoring=None if classify else "neg_mean_squared_error")
+        if per_fold_alpha:
+            from sklearn.base import clone
+
+            scores = np.array([clone(estimator).set_params(gamma=g, alpha=mu * len(tr)).fit(X[tr], y[tr])
+                               .score(X[te], y[te]) for tr, te in splitter.split(X, y)])
+        else:
+            scores = cross_val_score(estimator.set_params(gamma=g), X, y, cv=splitter,
+                                     scoring=None if classify else "neg_mean_squared_error")
         err = float(1.0 - scores.mean()) if classify else float(-scores.mean())
         values.append(err)
         seconds.append(time.perf_counter() - t0)

@@ -262,8 +262,10 @@ class Study:
         raise NotImplementedError
 
     def estimator_params(self, est):
-        """What a result row records of a fitted estimator (default: ``get_params`` minus arrays/RNGs)."""
-        return {k: v for k, v in est.get_params().items() if k not in ("landmarks", "random_state")}
+        """What a result row records of a fitted estimator (default: ``get_params`` minus arrays/RNGs and the
+        deprecated names left at their default ``"deprecated"``)."""
+        return {k: v for k, v in est.get_params().items()
+                if k not in ("landmarks", "random_state") and not (isinstance(v, str) and v == "deprecated")}
 
     def evaluate(self, trial):
         """One trial -> a list of ``{"params", "metrics"}`` (optionally ``"coords"`` to add to the trial's).

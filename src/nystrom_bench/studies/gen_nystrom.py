@@ -206,11 +206,11 @@ class GenNystromStudy(Study):
             pred = linear(est.transform(X))
             params.update({k: _jsonable(getattr(est, k)) for k in _REPORTED.get(approach, ())})
         elif approach == "gen_nystrom":
-            gn = GeneralizedNystrom(**_kernel_params(kern), n_landmarks=p["landmark_fraction"], sampler=sampler,
+            gn = GeneralizedNystrom(**_kernel_params(kern), n_components=p["landmark_fraction"], sampler=sampler,
                                     lambda_grid=tuple(p["lambda_grid"]), random_state=trial.rng).fit(X, y_part)
             pred = linear(gn.transform(X))
             seconds = time.perf_counter() - t0
-            params.update(n_landmarks=gn.n_landmarks_, lam=gn.lam_, beta=gn.beta_, n_iter=gn.n_iter_)
+            params.update(n_landmarks=gn.n_components_, lam=gn.lam_, beta=gn.beta_, n_iter=gn.n_iter_)
             if p["lambda_curve"]:  # the paper's Fig. 1: the error at every lambda (not part of the time)
                 params["lambda_path"] = [
                     [lam, gn.alignment_[lam], 100 * float(np.mean(linear(gn.transform(X, lam=lam)) != y[unl]))]
@@ -219,11 +219,11 @@ class GenNystromStudy(Study):
                                                    "seconds": seconds}}]
         elif approach == "gen_nystrom_mkl":
             frac = p["landmark_fraction"] * p["mkl_tau"] / len(p["width_scales"])
-            mk = GeneralizedNystromMKL(width_scales=tuple(p["width_scales"]), n_landmarks=min(1.0, frac),
+            mk = GeneralizedNystromMKL(width_scales=tuple(p["width_scales"]), n_components=min(1.0, frac),
                                        sampler=sampler, lambda_grid=tuple(p["lambda_grid"]),
                                        random_state=trial.rng).fit(X, y_part)
             pred = linear(mk.transform(X))
-            params.update(n_landmarks=mk.n_landmarks_, lam=mk.lam_, weights=[float(w) for w in mk.weights_])
+            params.update(n_landmarks=mk.n_components_, lam=mk.lam_, weights=[float(w) for w in mk.weights_])
         else:
             from ..learners import GroupLassoMKL, SimpleMKL
 
@@ -277,7 +277,7 @@ _LEARNED_KERNELS = {
     "spectral": lambda kern, frac, sampler, rng: _learners().SpectralGraphKernel(n_components=frac),
     "cluster": lambda kern, frac, sampler, rng: _learners().ClusterKernel(**_kernel_params(kern), n_components=frac),
     "breg": lambda kern, frac, sampler, rng: _learners().LogDetKernelLearning(
-        **_kernel_params(kern), n_landmarks=frac, sampler=sampler, random_state=rng),
+        **_kernel_params(kern), n_components=frac, sampler=sampler, random_state=rng),
 }
 #: fitted attributes recorded in a result row's params
 _REPORTED = {"csi": ("n_components_",), "spectral": ("n_components_", "alignment_"),

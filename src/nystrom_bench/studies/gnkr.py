@@ -141,7 +141,7 @@ class GNKRStudy(Study):
         return (method_name, coords["m"])  # each (sampler, m) its own landmark stream, as the paper's runs
 
     def make_estimator(self, kernel, method_cfg, coords, params, rng):
-        return GNKR(kernel=kernel.name, n_landmarks=coords["m"], sampler=method_cfg["sampler"], random_state=rng)
+        return GNKR(kernel=kernel.name, n_components=coords["m"], sampler=method_cfg["sampler"], random_state=rng)
 
     def prepare(self, split, params):
         if params["standardize_target"]:  # RMSE in units of the training targets' sd

@@ -28,7 +28,7 @@ A row can be recomputed from the public API::
 
     sp = data.load(dataset, seed=seed, scaling=scaling, split=params.get("split"))
     exact = NuSVM(gamma=params["gamma"], nu=params["nu"], approximation="exact").fit(sp.X_train, sp.y_train)
-    model = NuSVM(gamma=..., nu=..., sampler=params["sampler"], n_landmarks=params["n_landmarks"],
+    model = NuSVM(gamma=..., nu=..., sampler=params["sampler"], n_components=params["n_landmarks"],
                   random_state=seeding.rng(seed, study, dataset)).fit(sp.X_train, sp.y_train)
     integration.approximation_error(exact, model, mode=row_integration)
 """
@@ -239,7 +239,7 @@ class IntegrationStudy(Study):
         common = {**tuned, "sampler": sampler, "n_landmarks": c}
         out = []
         if self._classify(trial):
-            model = self._make(trial, tuned["gamma"], hyper, n_landmarks=c, sampler=sampler, random_state=trial.rng)
+            model = self._make(trial, tuned["gamma"], hyper, n_components=c, sampler=sampler, random_state=trial.rng)
             t0 = time.perf_counter()
             model.fit(sp.X_train, trial.y_fit)
             fit_time = time.perf_counter() - t0
@@ -254,7 +254,7 @@ class IntegrationStudy(Study):
         state = trial.rng.bit_generator.state
         for mode in ("gsa", "lla", "ncr"):
             trial.rng.bit_generator.state = state  # the same landmarks for every mode
-            model = self._make(trial, tuned["gamma"], hyper, n_landmarks=c, sampler=sampler, mode=mode,
+            model = self._make(trial, tuned["gamma"], hyper, n_components=c, sampler=sampler, mode=mode,
                                random_state=trial.rng)
             t0 = time.perf_counter()
             model.fit(sp.X_train, trial.y_fit)

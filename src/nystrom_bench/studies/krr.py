@@ -9,6 +9,8 @@ tests isolate the effect of the method.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ..learners import KRR
@@ -32,20 +34,28 @@ class KRRStudy(Study):
     primary_metric = "test_mse"
     reference_method = "exact"
     param_defaults = {"alpha": 1e-3}
-    method_keys = ("approximation", "n_landmarks", "sampler", "mode", "rank", "alpha")
+    #: ``n_landmarks``: the estimators' deprecated name of ``n_components`` (kept for one release: the
+    #: estimator warns)
+    method_keys = ("approximation", "n_components", "n_landmarks", "sampler", "mode", "rank", "alpha")
 
     def check_params(self, params):
         super().check_params(params)
         KRR(alpha=params.get("alpha", 1e-3))._validate_params()
 
     def check_method(self, method_name, method_cfg, study_cfg):
+        if "n_landmarks" in (method_cfg or {}):
+            import warnings
+
+            warnings.warn(f"methods.{method_name}: the key 'n_landmarks' is deprecated (the estimators' n_landmarks "
+                          "is now n_components); write n_components", FutureWarning, stacklevel=2)
         check_sampler(method_cfg.get("sampler", "uniform"))
         super().check_method(method_name, method_cfg, study_cfg)
 
     def landmark_counts(self, params, method_name, method_cfg):
         if method_cfg.get("approximation", "nystrom") != "nystrom" or "landmarks" in method_cfg:
             return []
-        return [int(method_cfg.get("n_landmarks", KRR().n_landmarks))]
+        m = method_cfg.get("n_components", method_cfg.get("n_landmarks", KRR().n_components))
+        return [int(m)] if isinstance(m, numbers.Integral) else []  # a fraction never exceeds n
 
     def make_estimator(self, kernel, method_cfg, coords, params, rng):
         return KRR(kernel=kernel.name, **kernel.params(), **{"alpha": params["alpha"], "fit_intercept": False, **method_cfg},

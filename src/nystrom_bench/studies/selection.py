@@ -148,7 +148,7 @@ class SelectionStudy(ConsistencyStudy):
                 st = trial.state
                 metrics = {"test_mse": float(np.mean((pred * st["y_sd"] + st["y_mean"] - sp.y_test) ** 2))}
             else:
-                model = LSSVM(kernel="gaussian", gamma=gamma, mu=p["mu"], approximation="exact")
+                model = LSSVM(kernel="gaussian", gamma=gamma, alpha=p["mu"] * len(sp.y_train), approximation="exact")
                 metrics = {"test_accuracy": float(np.mean(model.fit(sp.X_train, sp.y_train).predict(sp.X_test)
                                                           == sp.y_test))}
             return {**metrics, "fit_time": time.perf_counter() - t0}
