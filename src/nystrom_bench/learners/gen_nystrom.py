@@ -202,7 +202,7 @@ class _GeneralizedNystromBase(_SemiSupervised, TransformerMixin, BaseEstimator):
 
     def _labels(self, X, y, where):
         """``(X, y, indices of the labelled samples)`` after the checks of a fit."""
-        X, y, labelled = _partial_labels(self, X, y, where)
+        X, y, labelled = _partial_labels(self, X, y, where, _depth=1)
         _check_label_free_sampler(self)
         if self.sampler == "gaussian_sketch" and self.landmarks is None or isinstance(self.landmarks, approx.Sketch):
             raise ValueError(f"{where} needs landmark points (a dictionary kernel on them); a Gaussian sketch has "
