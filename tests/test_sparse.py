@@ -6,7 +6,7 @@ import pytest
 from scipy import sparse
 
 from nystrom_bench import approx, kernels, sampling
-from nystrom_bench.learners import KRR, LSSVM, KRRClassifier, NuSVM, NystromFeatures
+from nystrom_bench.learners import GNKR, KRR, LSSVM, KRRClassifier, NuSVM, NystromFeatures
 
 RTOL = 1e-10
 
@@ -166,3 +166,18 @@ def test_nystrom_features_sparse_equals_dense(sampler, fmt):
     sp = NystromFeatures(n_components=20, sampler=sampler, random_state=0).fit(fmt(X))
     np.testing.assert_allclose(sp.transform(fmt(X)), dense.transform(X), rtol=1e-8, atol=1e-10)
     assert sp.gamma_ == pytest.approx(dense.gamma_, rel=RTOL)
+
+
+@pytest.mark.parametrize("sampler", ["uniform", "column_norm"])
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
+def test_gnkr_sparse_equals_dense(sampler, kernel):
+    X, y = _data()
+    Xt, _ = _data(n=40, seed=5)
+    make = lambda: GNKR(kernel=kernel, sigma=2.0, alpha=1e-6, n_components=30, sampler=sampler,  # noqa: E731
+                        random_state=0)
+    dense, fits = _pairs(make, X, y)
+    path = make().fit_path(X, y, [1.0, 3.0], [1e-8, 1e-4])
+    for fmt, fit in zip(FORMATS, fits, strict=True):
+        np.testing.assert_allclose(fit.predict(sparse.csr_matrix(Xt)), dense.predict(Xt), rtol=RTOL, atol=1e-10)
+        sp = make().fit_path(fmt(X), y, [1.0, 3.0], [1e-8, 1e-4])
+        np.testing.assert_allclose(sp.predict_path(fmt(Xt)), path.predict_path(Xt), rtol=RTOL, atol=1e-10)

@@ -27,6 +27,8 @@ from ._base import (
     default_gamma,
 )
 
+#: sparse X as the other estimators take it: kernel blocks of sparse products, landmarks as sparse rows
+_SPARSE = ("csr", "csc")
 
 def _deprecated_lams(alphas, lams, where):
     """``alphas``, or the deprecated keyword ``lams`` (FutureWarning); both or neither -> error."""
@@ -67,7 +69,7 @@ def gnkr_path(X, y, Z, kernel, alphas=None, solver="eigh", *, lams=None):
     Returns an array of shape (len(alphas), m) (or (len(alphas), m, t) for 2-D y).
     """
     alphas = _deprecated_lams(alphas, lams, "gnkr_path")
-    n, m = len(X), len(Z)
+    n, m = X.shape[0], Z.shape[0]
     if solver == "eigh":
         G, b = kernel.gram(X, Z, y)
         s, U = linalg.eigh(G, check_finite=False)
@@ -205,12 +207,12 @@ class GNKR(RegressorMixin, BaseEstimator):
         """
         idx, t_s = (None, 0.0) if landmarks is None else (landmarks, 0.0)
         m = _landmark_param(self)  # column_norm draws an int m with replacement (m > n allowed)
-        m = int(m) if isinstance(m, numbers.Integral) else _n_components(m, len(X))
+        m = int(m) if isinstance(m, numbers.Integral) else _n_components(m, X.shape[0])
         for sigma in sigmas:
             t0 = time.perf_counter()
             kern = kernels.from_spec({"kernel": self.kernel, "sigma": sigma}, where="GNKR")
             if idx is None and self.sampler == "uniform":
-                idx = sampling.sample("uniform", X, kern, c=min(m, len(X)), seed=rng)
+                idx = sampling.sample("uniform", X, kern, c=min(m, X.shape[0]), seed=rng)
                 t_s = time.perf_counter() - t0
             elif landmarks is None and self.sampler == "column_norm":
                 cache = {} if probabilities is None else probabilities
@@ -241,7 +243,8 @@ class GNKR(RegressorMixin, BaseEstimator):
         self._validate_params()
         _check_renamed_landmarks(self, "GNKR")
         alpha = _renamed(self, "lam", "alpha", "GNKR", how="alpha (the same value: alpha is the paper's lambda)")
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, accept_sparse=_SPARSE)
+        X = kernels.as_2d(X)  # a sparse X as CSR: landmarks are its rows
         t0 = time.perf_counter()
         self._forget(self._PATH_ATTRS)
         rng = check_random_state(self.random_state)
@@ -298,16 +301,17 @@ class GNKR(RegressorMixin, BaseEstimator):
             removed.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, accept_sparse=_SPARSE)
+        X = kernels.as_2d(X)  # a sparse X as CSR: landmarks are its rows
         sigmas = _positive_1d(sigmas, "sigmas", "GNKR.fit_path")
         _check_renamed_landmarks(self, "GNKR")
         lams = _positive_1d(_deprecated_lams(alphas, lams, "GNKR.fit_path"), "alphas", "GNKR.fit_path")
         if landmarks is not None:
             L = np.asarray(landmarks)
             if L.ndim != 1 or L.size == 0 or not np.issubdtype(L.dtype, np.integer) or L.min() < 0 \
-                    or L.max() >= len(X):
+                    or L.max() >= X.shape[0]:
                 raise ValueError(f"GNKR.fit_path: landmarks must be a non-empty 1-D array of indices in "
-                                 f"[0, {len(X)})")
+                                 f"[0, {X.shape[0]})")
             landmarks = L
         if probabilities is not None and not isinstance(probabilities, dict):
             raise ValueError("GNKR.fit_path: probabilities must be a dict (float sigma -> (p, seconds)) or None")
@@ -341,7 +345,7 @@ class GNKR(RegressorMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "coef_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=_SPARSE)
         return self.kernel_.mmv(X, self.landmarks_, self.coef_)
 
     def predict_path(self, X):
@@ -362,8 +366,8 @@ class GNKR(RegressorMixin, BaseEstimator):
             ``np.mean((P - y) ** 2, axis=-1)``).
         """
         check_is_fitted(self, "path_coef_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        out = np.empty((len(self.path_sigmas_), len(X), len(self.path_alphas_)))
+        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=_SPARSE)
+        out = np.empty((len(self.path_sigmas_), X.shape[0], len(self.path_alphas_)))
         for i, (kern, Z, coef) in enumerate(zip(self.path_kernels_, self.path_landmarks_, self.path_coef_,
                                                 strict=True)):
             out[i] = kern(X, Z) @ coef.T
@@ -372,4 +376,5 @@ class GNKR(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.regressor_tags.poor_score = True  # fixed default width: not tuned to arbitrary data
+        tags.input_tags.sparse = True
         return tags
