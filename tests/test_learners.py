@@ -250,3 +250,12 @@ def test_gnkr_column_norm_draws_with_replacement(rng):
     X = rng.normal(size=(30, 1))
     model = GNKR(sampler="column_norm", n_components=100, random_state=0).fit(X, X[:, 0])
     assert len(model.component_indices_) == 100  # more draws than points: necessarily repeats
+
+
+def test_krr_classifier_shares_krr_parameters_by_construction():
+    from nystrom_bench.learners import KRR, KRRClassifier
+
+    # one __init__ and one set of constraints: a parameter added to KRR is KRRClassifier's too
+    assert KRRClassifier.__init__ is KRR.__init__
+    assert KRRClassifier._parameter_constraints is KRR._parameter_constraints
+    assert KRRClassifier().get_params() == KRR().get_params()

@@ -71,7 +71,65 @@ AUTO_CG_PER_FEATURE = 40
 AUTO_HOLD_BYTES = 256 * 2**20
 
 
-class KRR(RegressorMixin, BaseEstimator):
+class _KRRParams(BaseEstimator):
+    """The parameters :class:`KRR` and :class:`KRRClassifier` share, defined once (documented on KRR)."""
+
+    _parameter_constraints = {
+        **_KERNEL_CONSTRAINTS,
+        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        **_LANDMARK_CONSTRAINTS,
+        "mode": [StrOptions({"gsa", "lla", "ncr"})],
+        "solver": [StrOptions({"auto", "direct", "cg"})],
+        "cg_tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "cg_max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "dtype": _DTYPE_CONSTRAINT,
+    }
+
+    def __init__(
+        self,
+        kernel="gaussian",
+        gamma=None,
+        degree=None,
+        coef0=None,
+        sigma=None,
+        alpha=DEFAULT_ALPHA,
+        fit_intercept=True,
+        approximation="nystrom",
+        n_components=DEFAULT_N_COMPONENTS,
+        sampler="uniform",
+        mode="lla",
+        solver="auto",
+        cg_tol=1e-6,
+        cg_max_iter=100,
+        dtype="float64",
+        landmarks=None,
+        rank=None,
+        random_state=None,
+        n_landmarks=DEPRECATED,
+    ):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.sigma = sigma
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.approximation = approximation
+        self.n_components = n_components
+        self.sampler = sampler
+        self.mode = mode
+        self.solver = solver
+        self.cg_tol = cg_tol
+        self.cg_max_iter = cg_max_iter
+        self.dtype = dtype
+        self.landmarks = landmarks
+        self.rank = rank
+        self.random_state = random_state
+        self.n_landmarks = n_landmarks
+
+
+class KRR(RegressorMixin, _KRRParams):
     """Kernel ridge regression, exact or with a Nystrom approximation.
 
     Parameters
@@ -190,60 +248,6 @@ class KRR(RegressorMixin, BaseEstimator):
     >>> float(np.abs(model.predict(X) - y).max()) < 0.05
     True
     """
-
-    _parameter_constraints = {
-        **_KERNEL_CONSTRAINTS,
-        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
-        "fit_intercept": ["boolean"],
-        **_LANDMARK_CONSTRAINTS,
-        "mode": [StrOptions({"gsa", "lla", "ncr"})],
-        "solver": [StrOptions({"auto", "direct", "cg"})],
-        "cg_tol": [Interval(numbers.Real, 0, None, closed="left")],
-        "cg_max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "dtype": _DTYPE_CONSTRAINT,
-    }
-
-    def __init__(
-        self,
-        kernel="gaussian",
-        gamma=None,
-        degree=None,
-        coef0=None,
-        sigma=None,
-        alpha=DEFAULT_ALPHA,
-        fit_intercept=True,
-        approximation="nystrom",
-        n_components=DEFAULT_N_COMPONENTS,
-        sampler="uniform",
-        mode="lla",
-        solver="auto",
-        cg_tol=1e-6,
-        cg_max_iter=100,
-        dtype="float64",
-        landmarks=None,
-        rank=None,
-        random_state=None,
-        n_landmarks=DEPRECATED,
-    ):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.sigma = sigma
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.approximation = approximation
-        self.n_components = n_components
-        self.sampler = sampler
-        self.mode = mode
-        self.solver = solver
-        self.cg_tol = cg_tol
-        self.cg_max_iter = cg_max_iter
-        self.dtype = dtype
-        self.landmarks = landmarks
-        self.rank = rank
-        self.random_state = random_state
-        self.n_landmarks = n_landmarks
 
     _choose_landmarks = _choose_landmarks
 
@@ -470,7 +474,7 @@ def ovr_predict(scores, classes):
     return classes[np.argmax(scores, axis=1)]
 
 
-class KRRClassifier(ClassifierMixin, BaseEstimator):
+class KRRClassifier(ClassifierMixin, _KRRParams):
     """Kernel ridge (least-squares) classifier: :class:`KRR` on one-vs-rest +-1 targets.
 
     Every parameter is :class:`KRR`'s (exact or Nystrom, any sampler, lla / gsa / ncr,
@@ -494,33 +498,6 @@ class KRRClassifier(ClassifierMixin, BaseEstimator):
     >>> float(clf.score(X, y)) > 0.9, clf.classes_.tolist()
     (True, ['opposite', 'same'])
     """
-
-    _parameter_constraints = dict(KRR._parameter_constraints)
-
-    def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, alpha=DEFAULT_ALPHA,
-                 fit_intercept=True, approximation="nystrom", n_components=DEFAULT_N_COMPONENTS, sampler="uniform",
-                 mode="lla",
-                 solver="auto", cg_tol=1e-6, cg_max_iter=100, dtype="float64", landmarks=None, rank=None,
-                 random_state=None, n_landmarks=DEPRECATED):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.sigma = sigma
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.approximation = approximation
-        self.n_components = n_components
-        self.sampler = sampler
-        self.mode = mode
-        self.solver = solver
-        self.cg_tol = cg_tol
-        self.cg_max_iter = cg_max_iter
-        self.dtype = dtype
-        self.landmarks = landmarks
-        self.rank = rank
-        self.random_state = random_state
-        self.n_landmarks = n_landmarks
 
     def fit(self, X, y, sample_weight=None):
         """Fit on X of shape (n, d) and class labels y of shape (n,) (``sample_weight`` as in :class:`KRR`)."""
