@@ -247,3 +247,28 @@ def test_top_eigh_falls_back_when_the_subset_driver_misses_eigenvalues(monkeypat
     assert U.shape == (30, 5)
     op = approx.build("optimal", np.random.default_rng(1).normal(size=(30, 2)), kernels.make("gaussian"), rank=4)
     assert op.rank == 4
+
+
+@pytest.mark.parametrize("sampler", ["uniform", "kmeans", "ridge_leverage", "gaussian_sketch"])
+def test_landmark_operator_is_sample_then_build(sampler):
+    # the one landmark pipeline: the same landmarks and the same operator as the two steps by hand
+    from nystrom_bench import sampling
+
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(120, 4)), rng.normal(size=120)
+    kern = kernels.make("gaussian", gamma=0.3)
+    op = approx.landmark_operator(X, kern, 15, sampler=sampler, seed=7, y=y)
+    by_hand = approx.build("nystrom", X, kern, landmarks=sampling.sample(sampler, X, kern, c=15, seed=7, y=y))
+    np.testing.assert_array_equal(op.factor(), by_hand.factor())
+    given = approx.landmark_operator(X, kern, landmarks=np.arange(10))
+    np.testing.assert_array_equal(given.landmark_indices, np.arange(10))
+
+
+@pytest.mark.parametrize("landmarks,match", [(np.array([0.5, 1.5]), "integer indices"),
+                                             (np.array([0, 500]), r"lie in \[0, 120\)"),
+                                             (np.zeros((3, 2)), r"shape \(c, 4\)"),
+                                             (np.zeros((2, 2, 2)), "give")])
+def test_landmark_operator_checks_given_landmarks(landmarks, match):
+    X = np.random.default_rng(0).normal(size=(120, 4))
+    with pytest.raises(ValueError, match=match):
+        approx.landmark_operator(X, kernels.make("gaussian", gamma=0.3), landmarks=landmarks)

@@ -44,12 +44,12 @@ from scipy import linalg
 
 from .kernels import as_2d, crossprod, issparse, make, matmul, matmul_t
 from .lowrank import RCOND, lowrank_pinv_factor, top_eigh
-from .sampling import Sketch
+from .sampling import Sketch, choose_landmarks
 
 __all__ = [
     "KernelOperator", "ExactOperator", "LowRankOperator", "NystromOperator", "ModifiedNystromOperator",
     "OptimalOperator", "MCMOperator", "Sketch", "build", "available", "register", "lowrank_pinv_factor",
-    "balanced_grid", "top_eigh",
+    "balanced_grid", "top_eigh", "landmark_operator",
 ]
 
 _REGISTRY = {}
@@ -118,6 +118,27 @@ def build(name, X, kernel, dtype=None, **options):
     op.fit_time_ = time.perf_counter() - t0
     op.nbytes_ = _held_bytes(op)
     return op
+
+
+def landmark_operator(X, kernel, c=None, *, sampler="uniform", landmarks=None, seed=None, y=None,
+                      approximation="nystrom", rank=None, sampler_options=None, **build_options):
+    """The one landmark pipeline: (sampler or landmarks, X, kernel, c, seed) -> a low-rank operator.
+
+    :func:`nystrom_bench.sampling.choose_landmarks` (``landmarks`` as given, else ``c`` drawn by
+    ``sampler`` with ``seed``, ``y`` for samplers that need targets, ``sampler_options``), then
+    :func:`build` of ``approximation`` (``"nystrom"`` or ``"modified"``) on them with ``rank`` and
+    ``build_options`` (e.g. ``store_C``, ``dtype``).  The estimators, :mod:`nystrom_bench.selection` and
+    the studies build every landmark approximation through it.
+
+    >>> import numpy as np
+    >>> from nystrom_bench import approx, kernels
+    >>> X = np.random.default_rng(0).normal(size=(200, 3))
+    >>> op = approx.landmark_operator(X, kernels.make("gaussian", gamma=0.5), 20, sampler="kmeans", seed=0)
+    >>> op.Z.shape, op.rank
+    ((20, 3), 20)
+    """
+    L = choose_landmarks(X, kernel, c, sampler=sampler, landmarks=landmarks, seed=seed, y=y, **(sampler_options or {}))
+    return build(approximation, X, kernel, landmarks=L, rank=rank, **build_options)
 
 
 def _held_bytes(op):

@@ -43,7 +43,7 @@ from .kernels import as_2d, issparse, make
 from .lowrank import RCOND, lowrank_pinv_factor, top_eigh
 from .seeding import check_random_state
 
-__all__ = ["sample", "register", "available", "Sketch"]
+__all__ = ["sample", "choose_landmarks", "register", "available", "Sketch"]
 
 _REGISTRY = {}
 
@@ -79,6 +79,53 @@ def register(name, needs_y=False, replace=False, sparse=True):
         return func
 
     return deco
+
+
+def choose_landmarks(X, kernel, c=None, *, sampler="uniform", landmarks=None, seed=None, y=None, **options):
+    """The landmarks of a Nystrom approximation: ``landmarks`` as given (checked), else ``c`` drawn by ``sampler``.
+
+    The first half of the one landmark pipeline (:func:`nystrom_bench.approx.landmark_operator` builds
+    the operator on what this returns); the estimators, :mod:`nystrom_bench.selection` and the studies
+    all go through it.
+
+    Parameters
+    ----------
+    X : array or sparse matrix of shape (n, d)
+    kernel : Kernel or str
+    c : int
+        Number of landmarks to draw (ignored when ``landmarks`` is given).
+    sampler : str or callable, default="uniform"
+        As in :func:`sample`; ``y`` reaches it only if it needs targets.
+    landmarks : array-like or Sketch, default=None
+        Explicit landmarks: ``(c,)`` integer indices into X, ``(c, d)`` points, or an ``(n, c)``
+        :class:`Sketch`.
+    seed : None, int, SeedSequence or Generator
+    y : array-like of shape (n,), default=None
+    **options
+        Sampler options (:func:`sample`).
+
+    Returns
+    -------
+    ndarray or Sketch
+        What :func:`sample` returns, or the checked ``landmarks``.
+    """
+    if isinstance(landmarks, Sketch):
+        return landmarks
+    if landmarks is not None:
+        L = np.asarray(landmarks)
+        n, d = X.shape
+        if L.ndim == 1 and not np.issubdtype(L.dtype, np.integer):
+            raise ValueError("landmarks: 1-D landmarks must be integer indices into X")
+        if L.ndim == 1 and (L.size == 0 or L.min() < 0 or L.max() >= n):
+            raise ValueError(f"landmarks: indices must lie in [0, {n})")
+        if L.ndim == 2 and L.shape[1] != d:
+            raise ValueError(f"landmarks: points must have shape (c, {d})")
+        if L.ndim not in (1, 2):
+            raise ValueError("landmarks: give (c,) indices into X, (c, d) points or an (n, c) Sketch")
+        return L
+    if c is None:
+        raise ValueError("choose_landmarks: give the number of landmarks c or the landmarks themselves")
+    return sample(sampler, X, kernel, c=c, seed=seed, y=y, **options)
 
 
 def needs_y(name):

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import approx, criteria, kernels, sampling
+from . import approx, criteria, kernels
 
 __all__ = ["SelectionResult", "criterion_path", "criterion_values", "cv_path", "CRITERIA", "APPROXIMATIONS",
            "landmark_count", "log2_grid"]
@@ -135,12 +135,8 @@ def build_operator(X, y, kernel, approximation="exact", *, sampler="uniform", n_
         return approx.build("optimal", X, kernel, rank=rank)
     if approximation == "mcm":
         return approx.build("mcm", X, kernel, levels=levels)
-    c = landmark_count(n_landmarks, len(X))
-    opts = dict(sampler_options or {})
-    if sampling.needs_y(sampler):
-        opts["y"] = y
-    landmarks = sampling.sample(sampler, X, kernel, c=c, seed=rng, **opts)
-    return approx.build(approximation, X, kernel, landmarks=landmarks, rank=rank)
+    return approx.landmark_operator(X, kernel, landmark_count(n_landmarks, len(X)), sampler=sampler, seed=rng, y=y,
+                                    approximation=approximation, rank=rank, sampler_options=sampler_options)
 
 
 def criterion_values(X, y, gamma, approximation="exact", criteria_=CRITERIA, *, mu=0.005, noise_sd=None,

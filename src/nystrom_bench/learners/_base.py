@@ -231,22 +231,19 @@ def _check_renamed_landmarks(est, where, stacklevel=4):
 
 
 def _choose_landmarks(self, X, y, kern, c=None):
-    """Landmarks for approx.build: explicit (indices or points) or ``c`` (default ``n_components``, a count or
-    a fraction of n) from the sampler."""
-    if isinstance(self.landmarks, approx.Sketch):
-        return self.landmarks
+    """An estimator's landmarks (:func:`nystrom_bench.sampling.choose_landmarks`): its ``landmarks`` (indices,
+    points or a sketch), or ``c`` (default ``n_components``, a count or a fraction of n) from its sampler."""
     if self.landmarks is not None:
-        L = np.asarray(self.landmarks)
-        if L.ndim == 1 and not np.issubdtype(L.dtype, np.integer):
-            raise ValueError("landmarks: 1-D landmarks must be integer indices into X")
-        if L.ndim == 1 and (L.size == 0 or L.min() < 0 or L.max() >= X.shape[0]):
-            raise ValueError(f"landmarks: indices must lie in [0, {X.shape[0]})")
-        if L.ndim == 2 and L.shape[1] != X.shape[1]:
-            raise ValueError(f"landmarks: points must have shape (c, {X.shape[1]})")
-        return L
+        return sampling.choose_landmarks(X, kern, landmarks=self.landmarks)
     c = _landmark_count(self, X.shape[0]) if c is None else min(c, X.shape[0])
-    extra = {"y": y} if sampling.needs_y(self.sampler) else {}
-    return sampling.sample(self.sampler, X, kern, c=c, seed=check_random_state(self.random_state), **extra)
+    return sampling.choose_landmarks(X, kern, c, sampler=self.sampler, seed=check_random_state(self.random_state),
+                                     y=y)
+
+
+def _landmark_operator(self, X, y, kern, c=None, **build_options):
+    """An estimator's Nystrom operator: :func:`nystrom_bench.approx.landmark_operator` on the landmarks of
+    :func:`_choose_landmarks` (``build_options``: ``rank``, ``store_C``...)."""
+    return approx.landmark_operator(X, kern, landmarks=_choose_landmarks(self, X, y, kern, c), **build_options)
 
 
 def _partial_labels(est, X, y, where, _depth=0):

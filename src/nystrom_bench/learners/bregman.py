@@ -51,6 +51,7 @@ from ._base import (
     _check_label_free_sampler,
     _choose_landmarks,
     _estimator_kernel,
+    _landmark_operator,
     _landmark_param,
     _n_components,
     _partial_labels,
@@ -190,6 +191,7 @@ class LogDetKernelLearning(_SemiSupervised, TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     _choose_landmarks = _choose_landmarks
+    _landmark_operator = _landmark_operator
 
     def fit(self, X, y):
         """Learn M from the labelled pairs of y (-1 for unlabelled samples) on the Nystrom kernel of X.
@@ -210,8 +212,7 @@ class LogDetKernelLearning(_SemiSupervised, TransformerMixin, BaseEstimator):
         _check_label_free_sampler(self)
         t0 = time.perf_counter()
         self.kernel_ = kern = _estimator_kernel(self, X, "LogDetKernelLearning")
-        op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(
-            X, None, kern, c=_n_components(_landmark_param(self), len(X))))
+        op = self._landmark_operator(X, None, kern, c=_n_components(_landmark_param(self), len(X)))
         T, _ = approx.lowrank_pinv_factor(op.W)
         self.landmarks_ = op.Z
         G0_l = op.C[labelled] @ T

@@ -53,6 +53,7 @@ from ._base import (
     _check_label_free_sampler,
     _choose_landmarks,
     _estimator_kernel,
+    _landmark_operator,
     _landmark_param,
     _n_components,
     _partial_labels,
@@ -351,6 +352,7 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
         self.random_state = random_state
 
     _choose_landmarks = _choose_landmarks
+    _landmark_operator = _landmark_operator
 
     def fit(self, X, y):
         """Learn S from X (all samples) and y (class labels, -1 for unlabelled ones).
@@ -375,7 +377,7 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
         t0 = time.perf_counter()
         kern = _estimator_kernel(self, X, "GeneralizedNystrom")
         self.kernel_ = kern
-        op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, None, kern, c=self.n_landmarks_))
+        op = self._landmark_operator(X, None, kern, c=self.n_landmarks_)
         self.landmarks_, self.component_indices_ = op.Z, op.landmark_indices
         E_l = op.C[labelled]
         K_star = ideal_kernel(y[labelled])
@@ -499,6 +501,7 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
         self.random_state = random_state
 
     _choose_landmarks = _choose_landmarks
+    _landmark_operator = _landmark_operator
 
     @staticmethod
     def _mixture_objective(lam, T, alpha, S0, parts, K_star):

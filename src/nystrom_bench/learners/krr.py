@@ -42,6 +42,7 @@ from ._base import (
     _choose_landmarks,
     _estimator_kernel,
     _landmark_count,
+    _landmark_operator,
     _landmark_param,
     _psd_solve,
 )
@@ -250,6 +251,7 @@ class KRR(RegressorMixin, _KRRParams):
     """
 
     _choose_landmarks = _choose_landmarks
+    _landmark_operator = _landmark_operator
 
     def fit(self, X, y, sample_weight=None):
         """Fit on X of shape (n, d) and targets y of shape (n,) or (n, t).
@@ -318,8 +320,7 @@ class KRR(RegressorMixin, _KRRParams):
             self.expansion_ = (Z, beta, idx)
         else:
             # LLA and NCR only need C^T C, C^T y and W: stream them, never hold the n x c matrix C
-            op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, y, kern), rank=self.rank,
-                              store_C=self.mode == "gsa" or sw is not None)
+            op = self._landmark_operator(X, y, kern, rank=self.rank, store_C=self.mode == "gsa" or sw is not None)
             self.landmarks_, self.component_indices_ = op.Z, op.landmark_indices
             self.rank_ = int(op.rank)
             if self.mode == "gsa":

@@ -31,6 +31,7 @@ from ._base import (
     _given,
     _keep_landmarks,
     _landmark_expansion,
+    _landmark_operator,
     _psd_solve,
     _renamed,
 )
@@ -193,6 +194,7 @@ class LSSVM(ClassifierMixin, BaseEstimator):
 
     # the same landmark choice (explicit indices / points / sketch, or the sampler) as KRR
     _choose_landmarks = _choose_landmarks
+    _landmark_operator = _landmark_operator
 
     def fit(self, X, y, sample_weight=None):
         """Fit the LSSVM.
@@ -241,7 +243,7 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         if self.approximation == "exact":
             op = approx.build("exact", X, kern)
         else:
-            op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, Y[:, 0], kern), rank=self.rank)
+            op = self._landmark_operator(X, Y[:, 0], kern, rank=self.rank)
         self.operator_ = op
         # [0 1^T; 1 A] [b; a] = [0; y], A = K + alpha I: solve A [u, v] = [y, 1] once, then
         # b = 1^T u / 1^T v and a = u - b v

@@ -11,7 +11,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .. import approx
 from ..kernels import as_2d
 from ._base import (
     _KERNEL_CONSTRAINTS,
@@ -25,6 +24,7 @@ from ._base import (
     _estimator_kernel,
     _keep_landmarks,
     _landmark_expansion,
+    _landmark_operator,
 )
 
 
@@ -253,6 +253,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         self.n_landmarks = n_landmarks
 
     _choose_landmarks = _choose_landmarks
+    _landmark_operator = _landmark_operator
 
     def _check_nu(self, y_idx, sw=None):
         bound = max_feasible_nu(y_idx, sw)
@@ -312,7 +313,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
             svc.set_params(kernel="precomputed").fit(kern(X[rows]), y_idx[rows], sample_weight=sw_rows)
         else:
             y_pm = np.where(y_idx == (1 if len(self.classes_) == 2 else 0), 1.0, -1.0)
-            op = approx.build("nystrom", X, kern, landmarks=self._choose_landmarks(X, y_pm, kern), rank=self.rank)
+            op = self._landmark_operator(X, y_pm, kern, rank=self.rank)
             F = op.factor()
             svc.set_params(kernel="linear").fit(F[rows], y_idx[rows], sample_weight=sw_rows)
         support, A, b = _ovo_duals(svc)

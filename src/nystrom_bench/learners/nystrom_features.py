@@ -185,7 +185,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         extra = {"y": y} if isinstance(self.sampler, str) and sampling.needs_y(self.sampler) else {}
         if extra and y is None:
             raise ValueError(f"sampler {self.sampler!r} needs the targets: fit(X, y)")
-        out = sampling.sample(self.sampler, X, kern, c=c, seed=seed, **extra)  # sparse X as it is
+        out = sampling.choose_landmarks(X, kern, c, sampler=self.sampler, seed=seed, **extra)  # sparse X as it is
         if isinstance(out, approx.Sketch):
             raise ValueError("sampler 'gaussian_sketch' gives a sketch, not landmark points: NystromFeatures needs "
                              "landmarks (choose e.g. kmeans, uniform, ridge_leverage)")

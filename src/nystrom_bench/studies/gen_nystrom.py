@@ -198,8 +198,7 @@ class GenNystromStudy(Study):
             pred = SVC(C=p["C"], kernel="precomputed").fit(kern(X[lab]), y[lab]).predict(kern(X[unl], X[lab]))
         elif approach == "nystrom":
             c = max(1, round(p["landmark_fraction"] * len(X)))
-            idx = sampling.sample(sampler, X, kern, c=c, seed=trial.rng)
-            pred = linear(approx.build("nystrom", X, kern, landmarks=idx).factor())
+            pred = linear(approx.landmark_operator(X, kern, c, sampler=sampler, seed=trial.rng).factor())
             params["n_landmarks"] = c
         elif approach in _LEARNED_KERNELS:
             est = _LEARNED_KERNELS[approach](kern, p["landmark_fraction"], sampler, trial.rng).fit(X, y_part)
