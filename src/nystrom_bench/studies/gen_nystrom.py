@@ -189,9 +189,13 @@ class GenNystromStudy(Study):
         kern = trial.kernel
         params = {"approach": approach, "n_labelled": len(lab), "n_unlabelled": len(unl), "C": p["C"]}
 
+        # liblinear's dual coordinate descent shuffles with its random_state: seeded, or a row would change
+        # from run to run (it did: segment's cluster kernel, seed 3)
+        svc_seed = int(trial.stream("linear_svc", n_labels).integers(2**31 - 1))
+
         def linear(G):
             G = unit_mean_diagonal(G)
-            return LinearSVC(C=p["C"], max_iter=20000).fit(G[lab], y[lab]).predict(G[unl])
+            return LinearSVC(C=p["C"], max_iter=20000, random_state=svc_seed).fit(G[lab], y[lab]).predict(G[unl])
 
         t0 = time.perf_counter()
         if approach == "svm":
