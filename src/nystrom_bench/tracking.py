@@ -69,6 +69,11 @@ Guarantees
   without its digest tag (an interrupted logging) is re-logged next time.  After logging, duplicates of
   the job's runs (a create retried after a lost reply) are deleted.  :func:`prune` deletes the runs of
   jobs no longer in a study.
+- Tracking servers (``http(s)://``): the writers speak MLflow's REST API directly (``_RestClient``,
+  ``requests`` over keep-alive connections): no ``import mlflow`` in the aggregate step (about a second),
+  4 requests per configuration run (create, log-batch, log-inputs, update), a job's runs logged 4 side by
+  side, connection errors and 429/5xx retried for 120 s (a server restart; ``NYSTROM_BENCH_HTTP_RETRY_SECONDS``).
+  ``NYSTROM_BENCH_TRACKING_REST=0`` goes through ``MlflowClient`` instead.
 - Parallel: with a SQLite store every write of a job happens under an inter-process file lock next to
   the database (``mlflow.db.lock``).  With a tracking server the experiment-creation race is handled by
   catching ``RESOURCE_ALREADY_EXISTS``; transient errors are retried with back-off.
@@ -194,8 +199,6 @@ DESCRIPTION_TAG = "mlflow.note.content"
 def _experiment_id(client, name, artifact_location, description=None):
     """The id of the experiment ``name`` (created or restored), tagged as a model-training experiment
     and, where given, with its description."""
-    from mlflow.exceptions import MlflowException
-
     exp = client.get_experiment_by_name(name)
     if exp is not None:
         if exp.lifecycle_stage == "deleted":
@@ -204,7 +207,7 @@ def _experiment_id(client, name, artifact_location, description=None):
     else:
         try:
             exp_id = client.create_experiment(name, artifact_location=artifact_location)
-        except MlflowException as exc:  # another process created it first
+        except Exception as exc:  # noqa: BLE001 - another process created it first (else re-raised)
             if "already exists" not in str(exc).lower() and "RESOURCE_ALREADY_EXISTS" not in str(exc):
                 raise
             exp_id = client.get_experiment_by_name(name).experiment_id
@@ -216,8 +219,14 @@ def _experiment_id(client, name, artifact_location, description=None):
     return exp_id
 
 
-def _dataset_input(name, info):
-    """An MLflow dataset input (name, digest, source) for the Dataset column and filter of the UI."""
+def _dataset_input(name, info, rest=False):
+    """An MLflow dataset input (name, digest, source) for the Dataset column and filter of the UI (the
+    REST API's JSON with ``rest``)."""
+    if rest:
+        ds = {"name": name, "digest": str(info.get("digest", ""))[:36],
+              "source_type": str(info.get("source_type", "local")), "source": str(info.get("source", name))}
+        ds.update({k: info[k] for k in ("schema", "profile") if info.get(k) is not None})
+        return {"tags": [{"key": "mlflow.data.context", "value": str(info.get("context", "train"))}], "dataset": ds}
     from mlflow.entities import Dataset, DatasetInput, InputTag
 
     ds = Dataset(name=name, digest=str(info.get("digest", ""))[:36], source_type=str(info.get("source_type", "local")),
@@ -250,15 +259,239 @@ def _tune_sqlite(client, db):
         log.info("SQLite store left at its default settings: %s", exc)
 
 
+# -- the fast path for tracking servers: MLflow's REST API, without importing mlflow --------------
+#: set to 0 to log to a tracking server through MlflowClient instead
+REST_ENV = "NYSTROM_BENCH_TRACKING_REST"
+#: how long a request is retried while the server cannot be reached or answers 429/5xx (a restart)
+HTTP_RETRY_SECONDS = float(os.environ.get("NYSTROM_BENCH_HTTP_RETRY_SECONDS", "120"))
+#: configuration runs of one job logged side by side (each thread its own keep-alive connection)
+REST_THREADS = 4
+
+
+def _rest_ok(uri):
+    return uri.startswith(("http://", "https://")) and os.environ.get(REST_ENV, "1") != "0"
+
+
+class _RestError(Exception):
+    def __init__(self, message, status=None, code=None):
+        super().__init__(message)
+        self.status, self.code = status, code
+
+
+class _Obj:
+    """Attribute access to a REST answer, shaped like MLflow's entities where this module reads them."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _kv(items):
+    return {t["key"]: t.get("value", "") for t in items or []}
+
+
+def _run_obj(run):
+    info, data = run.get("info", {}), run.get("data", {})
+    return _Obj(info=_Obj(run_id=info.get("run_id") or info.get("run_uuid"), artifact_uri=info.get("artifact_uri"),
+                          experiment_id=info.get("experiment_id"), status=info.get("status")),
+                data=_Obj(tags=_kv(data.get("tags")), params=_kv(data.get("params")),
+                          metrics={m["key"]: m.get("value") for m in data.get("metrics", [])}))
+
+
+class _Page(list):
+    token = None
+
+
+class _RestClient:
+    """The part of ``MlflowClient`` this module writes with, as MLflow's REST API calls over keep-alive
+    connections (``requests``): a job's logging costs no ``import mlflow`` (about a second) and no
+    extra request (``set_terminated`` is one ``runs/update``; MlflowClient fetches the run again to
+    print its link).  Auth as MLflow reads it: ``MLFLOW_TRACKING_TOKEN`` or ``MLFLOW_TRACKING_USERNAME``
+    / ``MLFLOW_TRACKING_PASSWORD``; ``MLFLOW_TRACKING_INSECURE_TLS``.  Connection errors, 429 and 5xx are
+    retried for :data:`HTTP_RETRY_SECONDS` (a server restart), then raised."""
+
+    rest = True
+    threads = REST_THREADS
+
+    def __init__(self, uri):
+        import threading
+
+        self.uri = uri.rstrip("/")
+        self._local = threading.local()
+        self._sessions = []
+        self._lock = threading.Lock()
+
+    def _session(self):
+        sess = getattr(self._local, "session", None)
+        if sess is None:
+            import requests
+
+            sess = requests.Session()
+            token = os.environ.get("MLFLOW_TRACKING_TOKEN")
+            user, password = os.environ.get("MLFLOW_TRACKING_USERNAME"), os.environ.get("MLFLOW_TRACKING_PASSWORD")
+            if token:
+                sess.headers["Authorization"] = f"Bearer {token}"
+            elif user and password:
+                sess.auth = (user, password)
+            if os.environ.get("MLFLOW_TRACKING_INSECURE_TLS", "").lower() == "true":
+                sess.verify = False
+            self._local.session = sess
+            with self._lock:
+                self._sessions.append(sess)
+        return sess
+
+    def close(self):
+        for sess in self._sessions:
+            sess.close()
+
+    def _call(self, method, path, json_body=None, params=None, data=None, api="/api/2.0/mlflow/"):
+        import requests
+
+        url = self.uri + api + path
+        deadline = time.monotonic() + HTTP_RETRY_SECONDS
+        for attempt in range(1000):
+            try:
+                r = self._session().request(method, url, json=json_body, params=params, data=data, timeout=120)
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                err = _RestError(f"{method} {url}: connection failed: {exc}")
+            else:
+                if r.status_code < 300:
+                    return r.json() if r.content else {}
+                try:
+                    body = r.json()
+                except ValueError:
+                    body = {"message": r.text[:500]}
+                err = _RestError(f"{method} {url}: HTTP {r.status_code} {body.get('error_code', '')}: "
+                                 f"{body.get('message', '')}", r.status_code, body.get("error_code"))
+                if r.status_code not in (429, 500, 502, 503, 504):
+                    raise err
+            if time.monotonic() > deadline:
+                raise err
+            delay = min(5.0, 0.1 * 2**attempt) * (0.5 + random.random())
+            log.warning("%s; retrying in %.1fs", err, delay)
+            time.sleep(delay)
+
+    # experiments
+    def get_experiment_by_name(self, name):
+        try:
+            exp = self._call("GET", "experiments/get-by-name", params={"experiment_name": name})["experiment"]
+        except _RestError as exc:
+            if exc.code == "RESOURCE_DOES_NOT_EXIST" or exc.status == 404:
+                return None
+            raise
+        return self._experiment(exp)
+
+    @staticmethod
+    def _experiment(exp):
+        return _Obj(experiment_id=exp["experiment_id"], name=exp.get("name"), tags=_kv(exp.get("tags")),
+                    lifecycle_stage=exp.get("lifecycle_stage", "active"))
+
+    def get_experiment(self, experiment_id):
+        return self._experiment(self._call("GET", "experiments/get", params={"experiment_id": experiment_id})["experiment"])
+
+    def create_experiment(self, name, artifact_location=None):
+        body = {"name": name, **({"artifact_location": artifact_location} if artifact_location else {})}
+        return self._call("POST", "experiments/create", body)["experiment_id"]
+
+    def restore_experiment(self, experiment_id):
+        self._call("POST", "experiments/restore", {"experiment_id": experiment_id})
+
+    def set_experiment_tag(self, experiment_id, key, value):
+        self._call("POST", "experiments/set-experiment-tag", {"experiment_id": experiment_id, "key": key,
+                                                              "value": str(value)})
+
+    # runs
+    def search_runs(self, experiment_ids, filter_string="", max_results=50000, page_token=None):
+        body = {"experiment_ids": list(experiment_ids), "filter": filter_string, "run_view_type": "ACTIVE_ONLY",
+                "max_results": max_results, **({"page_token": page_token} if page_token else {})}
+        out = self._call("POST", "runs/search", body)
+        page = _Page(_run_obj(r) for r in out.get("runs", []))
+        page.token = out.get("next_page_token") or None
+        return page
+
+    def create_run(self, experiment_id, run_name=None, tags=None):
+        body = {"experiment_id": experiment_id, "start_time": int(time.time() * 1000),
+                "tags": [{"key": k, "value": str(v)} for k, v in (tags or {}).items()]}
+        if run_name:
+            body["run_name"] = run_name
+        return _run_obj(self._call("POST", "runs/create", body)["run"])
+
+    def log_batch(self, run_id, metrics=(), params=(), tags=()):
+        self._call("POST", "runs/log-batch", {
+            "run_id": run_id,
+            "metrics": [{"key": m.key, "value": m.value, "timestamp": m.timestamp, "step": m.step} for m in metrics],
+            "params": [{"key": p.key, "value": p.value} for p in params],
+            "tags": [{"key": t.key, "value": t.value} for t in tags]})
+
+    def log_inputs(self, run_id, datasets):
+        self._call("POST", "runs/log-inputs", {"run_id": run_id, "datasets": list(datasets)})
+
+    def set_terminated(self, run_id, status="FINISHED"):
+        self._call("POST", "runs/update", {"run_id": run_id, "status": status, "end_time": int(time.time() * 1000)})
+
+    def set_tag(self, run_id, key, value):
+        self._call("POST", "runs/set-tag", {"run_id": run_id, "key": key, "value": str(value)})
+
+    def delete_run(self, run_id):
+        self._call("POST", "runs/delete", {"run_id": run_id})
+
+    def get_metric_history(self, run_id, key):
+        out, token = [], None
+        while True:
+            page = self._call("GET", "metrics/get-history", params={"run_id": run_id, "metric_key": key,
+                                                                   "max_results": 25000,
+                                                                   **({"page_token": token} if token else {})})
+            out += [_Obj(key=m["key"], value=m.get("value"), step=int(m.get("step", 0)),
+                         timestamp=m.get("timestamp")) for m in page.get("metrics", [])]
+            token = page.get("next_page_token")
+            if not token:
+                return out
+
+    def log_artifact(self, run_id, local_path):
+        """Upload through the server's artifact proxy (``mlflow-artifacts:``, the server's default); any
+        other artifact store (e.g. s3:// without the proxy) through MlflowClient."""
+        run = _run_obj(self._call("GET", "runs/get", params={"run_id": run_id})["run"])
+        uri = run.info.artifact_uri or ""
+        if not uri.startswith("mlflow-artifacts:"):
+            from mlflow.tracking import MlflowClient
+
+            return MlflowClient(tracking_uri=self.uri).log_artifact(run_id, str(local_path))
+        rel = re.sub(r"^mlflow-artifacts:(//[^/]*)?/?", "", uri).strip("/")
+        with open(local_path, "rb") as fh:
+            self._call("PUT", f"{rel}/{Path(local_path).name}", data=fh.read(), api="/api/2.0/mlflow-artifacts/artifacts/")
+
+
+# the entities log_job builds (MLflow's own classes for MlflowClient)
+class _Metric:
+    __slots__ = ("key", "value", "timestamp", "step")
+
+    def __init__(self, key, value, timestamp, step):
+        self.key, self.value, self.timestamp, self.step = key, value, timestamp, step
+
+
+class _Param:
+    __slots__ = ("key", "value")
+
+    def __init__(self, key, value):
+        self.key, self.value = key, value
+
+
 @contextmanager
 def _store(study, tracking_uri, lock=True):
     """Yield ``(client, artifact_root, lock)``: the client of the store, where a SQLite store keeps the
     study's artifacts, and the inter-process lock of a SQLite store (a no-op otherwise), held
     throughout if ``lock`` is true."""
     from filelock import FileLock
-    from mlflow.tracking import MlflowClient
 
     uri = _absolute(tracking_uri or resolve_tracking_uri())
+    if _rest_ok(uri):
+        client = _RestClient(uri)
+        try:
+            yield client, None, nullcontext()
+        finally:
+            client.close()
+        return
+    from mlflow.tracking import MlflowClient
+
     db = _sqlite_path(uri)
     file_lock = nullcontext()
     artifact_root = None
@@ -293,8 +526,17 @@ def _search_all(client, exp_id, filter_string=""):
 
 
 def _delete(client, runs):
-    for r in runs:
-        _retry(lambda r=r: client.delete_run(r.info.run_id), "delete run")
+    def delete(r):
+        _retry(lambda: client.delete_run(r.info.run_id), "delete run")
+
+    if getattr(client, "rest", False) and len(runs) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(client.threads, len(runs))) as pool:
+            list(pool.map(delete, runs))
+    else:
+        for r in runs:
+            delete(r)
     return len(runs)
 
 
@@ -536,8 +778,6 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
     list of str
         The ids of the configuration runs, in the order their identities first appear in ``results``.
     """
-    from mlflow.entities import Metric, Param
-
     plans = _plan(study, results, coords)
     extra = {k: str(v) for k, v in (tags or {}).items()}
     if digest is None and result_file is not None:
@@ -545,6 +785,11 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
     if description is not None:
         description = f"{description}\n\n{describe(plans, metrics_info)}".strip()
     with _store(study, tracking_uri) as (client, artifact_root, _):
+        rest = getattr(client, "rest", False)
+        if rest:
+            Metric, Param = _Metric, _Param
+        else:
+            from mlflow.entities import Metric, Param
         exp_id = _retry(lambda: _experiment_id(client, study, artifact_root, description), "create experiment")
         if digest is not None:
             done = _logged_job(client, exp_id, job_key, digest, len(plans))
@@ -553,22 +798,37 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
                 return [done[p["key"]] for p in plans]
         _delete(client, _search_all(client, exp_id, f"tags.job_key = '{job_key}'"))
 
-        inputs = {name: _dataset_input(name, info) for name, info in (datasets or {}).items()}
-        run_ids = []
+        inputs = {name: _dataset_input(name, info, rest) for name, info in (datasets or {}).items()}
         now = int(time.time() * 1000)
-        for plan in plans:
+
+        def log_run(plan):  # create + log_batch (+ batches beyond MLflow's limits) + log_inputs + finish
             run_tags = {**extra, **plan["tags"], "job_key": job_key}
-            rid = _retry(lambda run_tags=run_tags, plan=plan: client.create_run(
-                exp_id, run_name=plan["name"], tags=run_tags), "create run").info.run_id
+            rid = _retry(lambda: client.create_run(exp_id, run_name=plan["name"], tags=run_tags),
+                         "create run").info.run_id
             params = [Param(k, v) for k, v in plan["params"].items()]
             metrics = [Metric(k, v, now, s) for k, v, s in plan["metrics"]]
             for p, m in _batches(params, metrics):
-                _retry(lambda rid=rid, p=p, m=m: client.log_batch(rid, metrics=m, params=p), "log batch")
+                _retry(lambda p=p, m=m: client.log_batch(rid, metrics=m, params=p), "log batch")
             if plan["dataset"] in inputs:
-                _retry(lambda rid=rid, plan=plan: client.log_inputs(rid, datasets=[inputs[plan["dataset"]]]),
-                       "log datasets")
-            _retry(lambda rid=rid: client.set_terminated(rid, "FINISHED"), "finish run")
-            run_ids.append(rid)
+                _retry(lambda: client.log_inputs(rid, datasets=[inputs[plan["dataset"]]]), "log datasets")
+            _retry(lambda: client.set_terminated(rid, "FINISHED"), "finish run")
+            return rid
+
+        if rest and len(plans) > 1:  # a server takes requests side by side; a SQLite store one writer
+            from concurrent.futures import ThreadPoolExecutor
+
+            # a data set's first run alone: the server inserts the dataset row then, and two first
+            # inserts side by side violate its unique key (experiment, name, digest)
+            first = {}
+            for i, plan in enumerate(plans):
+                first.setdefault(plan["dataset"], i)
+            ids = {i: log_run(plans[i]) for i in first.values()}
+            rest_of = [i for i in range(len(plans)) if i not in ids]
+            with ThreadPoolExecutor(min(client.threads, max(1, len(rest_of)))) as pool:
+                ids.update(zip(rest_of, pool.map(lambda i: log_run(plans[i]), rest_of)))
+            run_ids = [ids[i] for i in range(len(plans))]
+        else:
+            run_ids = [log_run(plan) for plan in plans]
 
         # the job run last: the runs table (newest first) shows it above its runs, as their heading
         job_tags = {**extra, LEVEL_TAG: "job", "job_key": job_key, _LAYOUT_TAG: LAYOUT}
@@ -765,15 +1025,19 @@ def ui_link(study, tracking_uri=None, ui=None):
     http://127.0.0.1:5000 for a local store).  The link names the runs tab and
     ``workflowType=machine_learning``: without it MLflow 3.17 opens the GenAI overview (module docstring).
     """
-    from mlflow.tracking import MlflowClient
-
     uri = _absolute(tracking_uri or resolve_tracking_uri())
     db = _sqlite_path(uri)
     if db is not None and not db.exists():
         return None
     if ui is None:
         ui = uri if uri.startswith(("http://", "https://")) else DEFAULT_UI
-    exp = _retry(lambda: MlflowClient(tracking_uri=uri).get_experiment_by_name(study), "get experiment")
+    if _rest_ok(uri):
+        client = _RestClient(uri)
+    else:
+        from mlflow.tracking import MlflowClient
+
+        client = MlflowClient(tracking_uri=uri)
+    exp = _retry(lambda: client.get_experiment_by_name(study), "get experiment")
     if exp is None:
         return None
     return f"{ui.rstrip('/')}/#/experiments/{exp.experiment_id}/runs?workflowType=machine_learning"
