@@ -118,12 +118,14 @@ def test_auto_streams_large_C_and_keeps_small_fits(monkeypatch, fit_intercept):
     assert KRR(cg_tol=1e-12, **kw).fit(X, y).solver_ == "cg"
 
 
-def test_gram_float32_of_float64_blocks():
-    rng = np.random.default_rng(0)
-    X, Y = rng.normal(size=(700, 3)), rng.normal(size=(700, 2))
+def test_gram_dtype_preconditioner_reaches_float64_accuracy():
+    """gram_dtype='float32': the preconditioner from float32 blocks, CG on the float64 ones -- the float64
+    direct solution to tol."""
+    X, y, Z = _problem()
     k = kernels.make("gaussian", gamma=0.5)
-    G64, b64 = k.gram(X, X[:50], Y)
-    G32, b32 = k.gram(X, X[:50], Y, gram_dtype="float32")
-    np.testing.assert_array_equal(b32, b64)  # C^T y from the float64 blocks
-    np.testing.assert_allclose(G32, G64, rtol=1e-5, atol=1e-5 * np.abs(G64).max())
-    assert not np.array_equal(G32, G64)
+    direct = nystrom_cg(X, k, Z, y, 0.1, preconditioner="gram", store_budget=0, tol=1e-14, max_iter=5)
+    mixed = nystrom_cg(X, k, Z, y, 0.1, preconditioner="gram", store_budget=0, gram_dtype="float32", tol=1e-12)
+    assert mixed["n_iter"] >= 2  # the float32 factor alone is not the solution
+    np.testing.assert_allclose(mixed["beta"], direct["beta"], rtol=1e-8, atol=1e-8 * np.abs(direct["beta"]).max())
+    with pytest.raises(ValueError, match="preconditioner='gram'"):
+        nystrom_cg(X, k, Z, y, 0.1, gram_dtype="float32")

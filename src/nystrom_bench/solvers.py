@@ -34,7 +34,7 @@ import time
 import numpy as np
 from scipy import linalg
 
-from .kernels import as_2d, crossprod, matmul_t
+from .kernels import as_2d, check_dtype, crossprod, matmul_t
 
 __all__ = ["nystrom_cg"]
 
@@ -138,11 +138,12 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
         (measured: test RMSE +2.4% at alpha / n = 5e-8), while CG's residuals use the blocks themselves
         and bring the solution to the float32 kernel's accuracy in a few passes.
     gram_dtype : {"float32"} or None
-        ``preconditioner="gram"`` with float64 blocks and C streamed: that ``C^T C`` as a float32 SYRK of
-        the float64 blocks cast per chunk (:meth:`~nystrom_bench.kernels.Kernel.gram`), while the
-        right-hand side and every CG product use the float64 blocks -- the direct solve at float32 SYRK
-        speed, refined to float64 accuracy by ``tol``.  Measured at n = 10^5, m = 3,000, d = 90: 2
-        iterations to 1e-6 (predictions 3e-8 from the float64 direct solve's, relative), 4 to 1e-10 (4e-13).
+        ``preconditioner="gram"`` with float64 blocks: that ``C^T C`` streamed from float32 kernel blocks
+        (:meth:`~nystrom_bench.kernels.Kernel.gram`: GEMM, exp and SYRK at twice the float64 speed, ~1e-6
+        relative error), while the right-hand side and every CG product use the float64 blocks -- the direct
+        solve at float32 speed, refined to float64 accuracy by ``tol``.  Measured at n = 10^5, m = 3,000,
+        d = 90: 2 iterations to 1e-6 (predictions 3e-8 from the float64 direct solve's, relative), 4 to
+        1e-10 (4e-13); the float32 pass took 4.7 s where casting float64 blocks per chunk took 5.9-7.0 s.
 
     The kernel's ``dtype`` sets the precision of C's blocks and of the products with them (float32:
     twice the GEMM and exp speed, half the memory of a stored C); their sums over blocks, the
@@ -169,8 +170,14 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
     budget = STORE_BUDGET_BYTES if store_budget is None else store_budget
     G = CtY1 = None
     Y1 = np.column_stack([Y2, np.ones(n)])
-    if preconditioner == "gram" and kernel.dtype.itemsize * n * m > budget:
-        G, CtY1 = kernel.gram(X, Z, Y1, gram_dtype=gram_dtype)  # streamed: C^T C, C^T Y and C^T 1 in one pass
+    if gram_dtype is not None and check_dtype(gram_dtype, "nystrom_cg gram_dtype") != kernel.dtype:
+        if preconditioner != "gram":
+            raise ValueError("nystrom_cg: gram_dtype applies to preconditioner='gram' only")
+        # the preconditioner's C^T C from blocks in gram_dtype (float32: GEMM, exp and SYRK at twice the speed);
+        # C^T Y below, and every CG product, from the kernel's own (float64) blocks
+        G, _ = kernel.astype(gram_dtype).gram(X, Z)
+    elif preconditioner == "gram" and kernel.dtype.itemsize * n * m > budget:
+        G, CtY1 = kernel.gram(X, Z, Y1)  # streamed: C^T C, C^T Y and C^T 1 in one pass
     gram = _Gram(X, kernel, Z, budget, block_rows)
     if CtY1 is None:
         CtY1 = gram.matvec_t(Y1)  # C^T Y and C^T 1 in one pass

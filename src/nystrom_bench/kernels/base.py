@@ -168,7 +168,7 @@ class Kernel:
     #: memory for one chunk of C in :meth:`gram` (bytes)
     GRAM_CHUNK_BYTES = 128 * 2**20
 
-    def gram(self, X, Z, y=None, gram_dtype=None):
+    def gram(self, X, Z, y=None):
         """``(C^T C, C^T y)`` for ``C = K(X, Z)``, streaming over row chunks, never holding C.
 
         Each chunk of C (``GRAM_CHUNK_BYTES``, one reused buffer) is evaluated by the
@@ -177,29 +177,20 @@ class Kernel:
         memory O(m^2 + chunk) instead of O(n m).  ``C^T y`` is None if y is None.
         With float32 blocks ``C^T C`` is a float32 product per chunk (the O(n m^2) part at twice the
         speed; ~1e-6 relative error) and ``C^T y`` a float64 one.
-
-        ``gram_dtype="float32"`` with float64 blocks: each chunk is cast to float32 for its ``C_b^T C_b``
-        only (the O(n m^2) part at float32 speed, ~1e-6 relative error: a preconditioner, as
-        :func:`nystrom_bench.solvers.nystrom_cg` uses it), while ``C^T y`` comes from the float64 chunk.
         """
         X, Z, _ = self._prepare(X, Z)
         m = n_rows(Z)
         rows = min(n_rows(X), max(512, self.GRAM_CHUNK_BYTES // (self.dtype.itemsize * m)))
         y = None if y is None else np.asarray(y, dtype=np.float64)
-        gdt = self.dtype if gram_dtype is None else check_dtype(gram_dtype, "gram")
-        G, tmp = np.zeros((m, m)), np.empty((m, m), dtype=gdt)
+        G, tmp = np.zeros((m, m)), np.empty((m, m), dtype=self.dtype)
         Cty = None if y is None else np.zeros((m,) + y.shape[1:])
         buf = np.empty((rows, m), dtype=self.dtype)
-        cast = None if gdt == self.dtype else np.empty((rows, m), dtype=gdt)
         for start in range(0, n_rows(X), rows):
             sl = slice(start, min(start + rows, n_rows(X)))
             Cb = self(X[sl], Z, out=buf[: sl.stop - sl.start])
             # numpy's BLAS (it runs SYRK for Cb.T @ Cb); scipy.linalg.blas gemm/syrk measured slower here.
             # In float32 each chunk's product is float32 and the sum over chunks float64.
-            Cg = Cb if cast is None else cast[: len(Cb)]
-            if cast is not None:
-                Cg[...] = Cb
-            np.dot(Cg.T, Cg, out=tmp)
+            np.dot(Cb.T, Cb, out=tmp)
             G += tmp
             if y is not None:
                 Cty += matmul_t(Cb, y[sl])
