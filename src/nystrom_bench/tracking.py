@@ -825,7 +825,7 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
             ids = {i: log_run(plans[i]) for i in first.values()}
             rest_of = [i for i in range(len(plans)) if i not in ids]
             with ThreadPoolExecutor(min(client.threads, max(1, len(rest_of)))) as pool:
-                ids.update(zip(rest_of, pool.map(lambda i: log_run(plans[i]), rest_of)))
+                ids.update(zip(rest_of, pool.map(lambda i: log_run(plans[i]), rest_of), strict=True))
             run_ids = [ids[i] for i in range(len(plans))]
         else:
             run_ids = [log_run(plan) for plan in plans]

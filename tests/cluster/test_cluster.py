@@ -83,7 +83,7 @@ class Run:
             rc = self.proc.wait(max(1, self.timeout - (time.monotonic() - self.start)))
         except subprocess.TimeoutExpired:
             self.kill()
-            raise AssertionError(f"snakemake did not finish within {self.timeout} s (killed):\n{self.tail()}")
+            raise AssertionError(f"snakemake did not finish within {self.timeout} s (killed):\n{self.tail()}") from None
         finally:
             self.fh.close()
         self.wall = time.monotonic() - self.start
@@ -187,9 +187,9 @@ LEVELS = {"obtain": "data", "split": "data", "run": "run"}
 def _level_latency(run, workdir):
     """Per DAG level (data, run, analysis): from its first submission to Snakemake seeing its last job
     finish, and that minus the longest job's work (the scheduler's share)."""
-    stamp, first, last, rule_of = None, {}, {}, {}
+    stamp, first, last = None, {}, {}
     text = run.log.read_text(errors="replace").splitlines()
-    for i, line in enumerate(text):
+    for line in text:
         m = re.match(r"^\[(\w{3} \w{3} +\d+ [\d:]+ \d{4})\]$", line.strip())
         if m:
             stamp = datetime.strptime(m.group(1), "%a %b %d %H:%M:%S %Y").timestamp()
@@ -341,8 +341,10 @@ def rerun(cluster, clean, faulty):
         f.unlink()
     cluster.stop_server()
     stopped = time.time()
-    # up to the results (the MLflow logging is the aggregate step's): the reports were checked above
-    run = Run(cluster, workdir, *[f"results/{s}/results.csv" for s in STUDIES], timeout=200)
+    # up to the results (the MLflow logging is the aggregate step's; the reports were checked above); the
+    # run files named too: Snakemake re-creates a missing intermediate file only when it is asked for
+    targets = [f"results/{s}/{f}.csv" for s in STUDIES for f in ["results", *(f"runs/{d}" for d in SLICE_DATASETS[s])]]
+    run = Run(cluster, workdir, *targets, timeout=200)
     logs = [workdir / f"results/logs/aggregate/{s}.log" for s in STUDIES]
     while not any(f.exists() for f in logs) and run.proc.poll() is None and time.monotonic() - run.start < 150:
         time.sleep(0.2)
