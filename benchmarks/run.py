@@ -9,7 +9,8 @@ memory of
    in a child process that emulates an AVX2-only CPU (``AVX2_ENV``: numpy's AVX-512 code paths off,
    OpenBLAS's Haswell kernels, numba compiling for Haswell), ``--no-avx2`` skips it;
 2. Nystrom KRR (fit + predict, LLA) against scikit-learn's Nystroem + Ridge with the same landmarks,
-   m = 1000 and 3000: our direct and CG solvers in float64 and float32, CG with C held or streamed;
+   m = 1000 and 3000: KRR's default (solver="auto", whatever it picks: ``solver`` column), our direct and
+   CG solvers in float64 and float32, CG with C held or streamed;
    each variant in a forked child (nystrom_bench.profiling), peak = resident memory it added;
 3. ridge_leverage (recursive RLS) sampling + Nystrom build against uniform + build (tracemalloc);
 4. the machine's limits the cases are held against: GEMM GFLOP/s (float64, float32), the float32
@@ -186,7 +187,7 @@ def machine_limits(scale=1):
 
 def krr_variants(gamma, alpha, idx, X, y, Xt):
     """name -> (fit + predict on X, y, Xt) callables: ours in every solver and precision, and scikit-learn's."""
-    def ours(solver, dtype, budget=None):
+    def ours(solver, dtype, budget=None, cg_tol=1e-4):
         def run():
             from nystrom_bench import solvers
 
@@ -195,10 +196,12 @@ def krr_variants(gamma, alpha, idx, X, y, Xt):
                 solvers.STORE_BUDGET_BYTES = budget
             try:
                 model = KRR(gamma=gamma, alpha=alpha, mode="lla", landmarks=idx, fit_intercept=False, solver=solver,
-                            dtype=dtype, cg_tol=1e-4).fit(X, y)
+                            dtype=dtype, cg_tol=cg_tol).fit(X, y)
             finally:
                 solvers.STORE_BUDGET_BYTES = old
-            return {"pred": model.predict(Xt), "n_iter": getattr(model, "n_iter_", 0)}
+            n_iter = getattr(model, "n_iter_", 0)
+            solver_run = model.solver_ + (" refined" if model.solver_ == "direct" and n_iter else "")
+            return {"pred": model.predict(Xt), "n_iter": n_iter, "solver": solver_run}
         return run
 
     def sk():
@@ -211,6 +214,8 @@ def krr_variants(gamma, alpha, idx, X, y, Xt):
 
     return {
         "sklearn Nystroem+Ridge": sk,
+        # KRR's defaults (solver="auto", float64, cg_tol=1e-6) with the same width, alpha and landmarks
+        "ours default (auto)": ours("auto", "float64", cg_tol=1e-6),
         "ours direct float64": ours("direct", "float64"),
         "ours direct float32": ours("direct", "float32"),
         "ours cg float64, C held": ours("cg", "float64"),
@@ -238,6 +243,11 @@ def krr_bound(variant, n, m, d, n_iter, lim):
     kernel = 2.0 * n * m * (d + 2) / lim[f"gemm_{dt}"]
     if "sklearn" in variant:  # kernel, features C @ N (GEMM, 2 n m^2), Ridge X^T X (SYRK, n m^2)
         return kernel + 2.0 * n * m * m / lim["gemm_float64"] + 1.0 * n * m * m / lim["syrk_float64"]
+    if variant.startswith("ours default"):  # what "auto" ran: the bound of that solver
+        variant = {"direct": "direct float64", "direct refined": "direct float64 refined",
+                   "cg": "cg float64, C held"}.get(variant.split(": ", 1)[-1], variant)
+    if "refined" in variant:  # float64 kernel + float32 SYRK of the cast blocks + n_iter float64 kernel passes
+        return kernel * (1 + n_iter) + 1.0 * n * m * m / lim["syrk_float32"]
     if "direct" in variant:  # kernel + C^T C (SYRK); the float32 refinement re-evaluates the kernel n_iter times
         return kernel * (1 + n_iter) + 1.0 * n * m * m / lim[f"syrk_{dt}"]
     if "streamed" in variant:  # every iteration one kernel pass (the two products run on cached blocks)
@@ -301,7 +311,9 @@ def _main(args):
             pred = out["pred"]
             mse = float(np.mean((pred - yt) ** 2))
             extra = {"test_rmse": float(np.sqrt(mse)), "n_iter": out["n_iter"],
-                     "bound_s": krr_bound(variant, n, m, d, out["n_iter"], lim)}
+                     "bound_s": krr_bound(f"{variant}: {out.get('solver')}", n, m, d, out["n_iter"], lim)}
+            if out.get("solver"):
+                extra["solver"] = out["solver"]
             extra["of_bound"] = secs / extra["bound_s"]
             if ref is None:
                 ref = (secs, peak, pred, extra["test_rmse"])
