@@ -150,3 +150,26 @@ def test_services_never_import_a_study(module):
     """DESIGN.md's layers: stats and report sit below the studies, inside functions too."""
     bad = [n for n in _imports_of(SRC / module) if "studies" in n.split(".")]
     assert not bad, f"{module} imports {bad}; pass the study's hooks in from the workflow script instead"
+
+
+def test_differences_in_the_last_bits_are_ties_not_wins():
+    # two methods computing the same numbers in another order: rounding noise must not be "significant"
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0.5, 2.0, size=40)
+    noise = base * (1 + rng.choice([-1, 1], size=40) * rng.uniform(1e-15, 1e-12, size=40))
+    noise[:30] = base[:30] * (1 - 1e-13)  # 30 of 40 "better" by rounding only
+    df = pd.DataFrame({"method": ["a"] * 40 + ["b"] * 40, "dataset": "d", "seed": list(range(40)) * 2,
+                       "m": np.concatenate([base, noise])})
+    res = stats.paired_tests(df, "m", reference="a").iloc[0]
+    assert res["wins"] == res["losses"] == 0 and res["wilcoxon_p"] == 1.0
+    wtl = stats.pairwise_tests(df, "m")
+    assert wtl["better"].iloc[0] == wtl["worse"].iloc[0] == 0 and wtl["wilcoxon_p"].iloc[0] == 1.0
+    # a real difference of 1e-6 is still seen
+    df.loc[df.method == "b", "m"] = base * (1 - 1e-6)
+    assert stats.paired_tests(df, "m", reference="a").iloc[0]["wins"] == 40
+
+
+def test_round_significant():
+    v = stats.round_significant([1.23456789012, -0.000123456789012, 0.0, np.nan, np.inf, 0.99999999999])
+    np.testing.assert_allclose(v[:3], [1.23456789, -0.000123456789, 0.0], rtol=1e-15)
+    assert np.isnan(v[3]) and np.isinf(v[4]) and v[5] == 1.0

@@ -50,7 +50,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-__all__ = ["holm", "paired_tests", "friedman", "pivot_pairs", "study_tests", "run_study_stats", "NoPairsError",
+__all__ = ["holm", "paired_tests", "friedman", "pivot_pairs", "round_significant", "SIGNIFICANT_DIGITS", "study_tests",
+           "run_study_stats", "NoPairsError",
            "ALL", "hodges_lehmann", "pairwise_tests", "critical_difference", "cd_table", "read_cd", "study_comparisons",
            "MIN_CD_DATASETS"]
 
@@ -84,17 +85,41 @@ def _check_unique(df, method_col, block_cols, metric):
             f"{list(block_cols)} do not identify a result (add the study's coords to the blocks)")
 
 
+#: results equal to this many significant digits are ties in every test and ranking
+SIGNIFICANT_DIGITS = 9
+
+
+def round_significant(values, digits=SIGNIFICANT_DIGITS):
+    """``values`` rounded to ``digits`` significant digits (0, NaN and inf unchanged).
+
+    Two methods that compute the same number in different orders (LLA and NCR at full rank, a float32
+    path refined to a tolerance) differ in the last bits, and on another CPU in other bits: a signed-rank
+    test counts those differences as wins and losses and can call rounding noise significant (seen:
+    LLA vs NCR on integration_krr, 112 of 144 pairs equal to 1e-9, p = 0.045 on one CPU and 0.67 on
+    another).  Rounding first makes them ties, which every test here then drops or shares.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    out = v.copy()
+    ok = np.isfinite(v) & (v != 0)
+    exp10 = np.floor(np.log10(np.abs(v[ok])))
+    scale = 10.0 ** (exp10 - (digits - 1))
+    out[ok] = np.round(v[ok] / scale) * scale
+    return out
+
+
 def pivot_pairs(df, metric, method_col="method", block_cols=("dataset", "seed"), complete=True):
     """Wide table: one row per block, one column per method (``complete``: only blocks every method has).
 
     Rows whose ``metric`` is missing are ignored; two results in one block and method
-    are an error (they would be averaged silently).
+    are an error (they would be averaged silently).  Values are rounded to
+    ``SIGNIFICANT_DIGITS`` (:func:`round_significant`): differences in the last bits are ties.
     """
     df = df[df[metric].notna()]
     _check_unique(df, method_col, block_cols, metric)
     wide = df.pivot_table(index=list(block_cols), columns=method_col, values=metric, aggfunc="first",
                           dropna=False)
     wide = wide.dropna(axis=0, how="all")
+    wide = pd.DataFrame(round_significant(wide.to_numpy(dtype=np.float64)), index=wide.index, columns=wide.columns)
     return wide.dropna(axis=0, how="any") if complete else wide
 
 
