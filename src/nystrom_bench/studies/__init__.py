@@ -107,7 +107,7 @@ class Trial:
     coords: dict
     params: dict  #: the study's ``params:`` with defaults filled in
     rng: np.random.Generator  #: common random numbers: same stream for every method (see rng_names)
-    cache: dict = field(default_factory=dict)  #: shared by the trials of one (data set, seed)
+    cache: dict = field(default_factory=dict)  #: backs :meth:`shared` (one dict per (data set, seed)); studies use shared(), not this
     log: Any = None
 
     def shared(self, key, make):
