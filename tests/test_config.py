@@ -35,7 +35,7 @@ def test_valid_config_passes():
     ({"kind": "nope"}, r"studies.krr.kind: unknown study kind 'nope'"),
     ({"enabled": False}, r"no enabled study"),
     ({"params": {"alpah": 0.1}}, r"studies.krr.params: unknown parameter\(s\) 'alpah' .* allowed: alpha"),
-    ({"params": {"alpha": -1}}, r"studies.krr.params: The 'alpha' parameter of KRR must be .* Got -1"),
+    ({"params": {"alpha": -1}}, r"studies.krr.params: parameter 'alpha': -1 is less than or equal to the minimum of 0"),
     ({"kernels": {"g": {"kernel": "gaussian", "gamma": 0}}}, r"studies.krr.kernels.g: gamma must be a positive"),
     ({"kernels": {"g": {"kernel": "gaussian", "gamma": "medain"}}}, r"studies.krr.kernels.g: .*'medain'.*'median'"),
     ({"kernels": {"g": {"kernel": "laplacian", "sigma": 0.3}}},

@@ -75,7 +75,7 @@ def _check_block(sname, block, known_kinds, known_data):
             raise ConfigError(f"{where}.methods.{mname}: {exc}") from None
         counts = study.landmark_counts(params, mname, mcfg)
         for ds in block["datasets"]:
-            reason = study.skip(data.info(ds), mname, mcfg)
+            reason = study.skip(data.info(ds), mname, mcfg, block.get("params"))
             if reason:
                 raise ConfigError(f"{where}: cannot run method {mname!r} on {ds!r}: {reason}")
             n_train = data.train_size(ds, block.get("split"))  # the split was checked above

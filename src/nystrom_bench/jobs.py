@@ -49,7 +49,7 @@ def job_config(kind, block, job):
     order is the same job.  ``kind`` is the block's study kind (:func:`nystrom_bench.studies.get`).
     """
     from .provenance import canonical
-    from .studies import method_options
+    from .methods import options_of as method_options
 
     return canonical({
         "kind": block.get("kind", kind.name),
@@ -65,7 +65,7 @@ def job_config(kind, block, job):
 
 def job_resources(block, job):
     """``{threads, mem_mb, runtime}`` of a job: the largest its methods ask, else the block's."""
-    from .studies import RESOURCE_KEYS
+    from .methods import RESOURCE_KEYS
 
     out = {}
     for key in RESOURCE_KEYS:
@@ -273,6 +273,7 @@ def analysis_info(kind, block):
         "reference": block.get("reference", kind.reference_method),
         "coords": list(kind.coords),
         "summary_coords": None if kind.summary_coords is None else list(kind.summary_coords),
+        "figure_coords": None if kind.figure_coords is None else list(kind.figure_coords),
         "block_cols": list(kind.block_cols),
         "methods": list(block["methods"]),
     }

@@ -1,32 +1,32 @@
 """Studies: one module per study kind on a shared base that owns the experiment loop.
 
-A study kind is a :class:`Study` subclass decorated with ``@register``.  The base
-class runs the loop of one workflow job -- seeds -> splits -> kernels -> methods ->
-coords -- with common random numbers, fit/predict timing and row building.  A kind
-supplies only what is its own:
+A study kind is a :class:`Study` subclass decorated with ``@register``; its methods come from
+one family of :mod:`nystrom_bench.methods`.  The base class runs the loop of one workflow job --
+variants -> seeds -> splits -> kernels -> methods -> coords -- with common random numbers; for
+every trial it builds the method's estimator, fits it (shared between trials with equal
+:meth:`~nystrom_bench.methods.Method.fit_key`), predicts, times both (in a forked child that
+also measures memory where ``isolated``), scores and builds the row.  No study overrides the loop.
+A kind declares only what is its own:
 
-- what it is: ``name``, ``title``, ``description``, ``tasks``, ``metrics``,
-  ``primary_metric``, ``reference_method``;
-- its grid axes: ``coords`` and :meth:`Study.coord_grid` (e.g. ``m`` landmarks), and
-  ``block_cols``, the columns a paired test pairs on (``(dataset, kernel, seed)``; a
-  multiple-kernel study pairs on ``(dataset, seed)``);
-- its config: ``param_defaults`` (the keys ``params:`` may hold), ``method_keys``,
-  ``kernel_keys`` (which kernel-spec keys it honours), :meth:`Study.check_params`,
-  :meth:`Study.check_method`, :meth:`Study.skip`, :meth:`Study.landmark_counts`,
-  :meth:`Study.check_data` (sizes against each data set's training part);
-- the learning problem: :meth:`Study.make_estimator`, :meth:`Study.targets`,
-  :meth:`Study.score` -- or a whole :meth:`Study.evaluate` where one trial yields
-  several numbers from one fit path (GNKR);
-- optional report hooks: :meth:`Study.report_tables` (a paper's layout),
-  :meth:`Study.tested_rows` (the rows the generic tests use),
-  :meth:`Study.paper_curve` (the paper's numbers drawn beside ours),
-  :meth:`Study.figures` (figures of its own), ``summary_coords`` (the coords the
-  generic tables and per-scope tests break down by) and ``figure_coords``.
+- what it is: ``name``, ``title``, ``description``, ``tasks``, ``metrics``, ``primary_metric``,
+  ``reference_method``, ``family`` (where its methods come from);
+- its grid: ``coords`` and :meth:`Study.coord_grid` (e.g. ``m`` landmarks), :meth:`Study.variants`
+  (split overrides that are coords, e.g. training sizes), ``block_cols`` (what a paired test
+  pairs on) and ``rng_names`` (which trials share a random stream);
+- its config: ``params_schema`` (each ``params:`` key as a JSON schema with its default; the
+  workflow's schema and :mod:`nystrom_bench.config` check it), ``kernel_keys`` / ``kernel_names``,
+  :meth:`Study.check_params` and :meth:`Study.check_data` for what a schema cannot say;
+- the learning problem: :meth:`Study.prepare`, :meth:`Study.targets`, :meth:`Study.fit_data`,
+  :meth:`Study.test_data`, :meth:`Study.predict_options`, :meth:`Study.score` and
+  :meth:`Study.record` (what a row keeps besides the method's parameters).
 
-A config block may set ``split:`` -- overrides of the data sets' registered split
-protocol (:func:`nystrom_bench.data.split_spec`), e.g. ``{test_fraction: 0.5}``; the
-job then draws its splits itself and every row records them in ``params.split``, so
-``data.load(dataset, seed=seed, split=params.split)`` returns the row's training part.
+How a study's results are analysed and drawn is not the study's business: its report section
+(:mod:`nystrom_bench.sections`) plugs into the report.
+
+A config block may set ``split:`` -- overrides of the data sets' registered split protocol
+(:func:`nystrom_bench.data.split_spec`), e.g. ``{test_fraction: 0.5}``; the job then draws its
+splits itself and every row records them in ``params.split``, so ``data.load(dataset, seed=seed,
+split=params.split)`` returns the row's training part.
 
 Adding a study = one module here + a config block + its test.
 """
@@ -36,19 +36,16 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
-import numpy as np
+from .. import data, kernels, methods, profiling, seeding
+from ..methods import RESOURCE_KEYS, check_sampler, options_of  # noqa: F401  (check_sampler: re-exported)
 
-from .. import data, kernels, seeding
-
-__all__ = ["Study", "Trial", "register", "get", "available", "RESOURCE_KEYS", "check_sampler", "method_options"]
+__all__ = ["Study", "Trial", "register", "get", "available", "RESOURCE_KEYS", "method_options"]
 
 _REGISTRY = {}
 
-#: keys of a method block that set job resources (with ``split_jobs: method``), not estimator options
-RESOURCE_KEYS = ("threads", "mem_mb", "runtime")
+#: a method block without its resource keys (kept under its old name)
+method_options = options_of
 
 
 def register(cls):
@@ -77,38 +74,28 @@ def get(name):
         raise ValueError(f"unknown study kind {name!r}; choose one of {', '.join(sorted(_REGISTRY))}") from None
 
 
-def check_sampler(name):
-    """ValueError naming the choices unless ``name`` is a registered landmark sampler."""
-    from .. import sampling
-
-    if name not in sampling.available():
-        raise ValueError(f"unknown sampler {name!r}; choose one of {', '.join(sampling.available())}")
-
-
-def method_options(method_cfg):
-    """A method block without its resource keys: what the estimator gets."""
-    return {k: v for k, v in (method_cfg or {}).items() if k not in RESOURCE_KEYS}
-
-
-@dataclass
 class Trial:
-    """Everything one evaluation needs: one (seed, kernel, method, coords) of one data set."""
+    """Everything one evaluation needs: one (seed, kernel, method, coords) of one data set.
 
-    study: str
-    dataset: str
-    seed: int
-    split: Any  #: :class:`nystrom_bench.data.Split`, scaled (and prepared by the study)
-    y_fit: Any  #: training targets as the learner sees them (:meth:`Study.targets`)
-    state: Any  #: what :meth:`Study.score` needs besides the predictions
-    kernel_label: str
-    kernel: kernels.Kernel  #: resolved on the training part (data-driven widths)
-    method: str
-    method_cfg: dict
-    coords: dict
-    params: dict  #: the study's ``params:`` with defaults filled in
-    rng: np.random.Generator  #: common random numbers: same stream for every method (see rng_names)
-    cache: dict = field(default_factory=dict)  #: backs :meth:`shared` (one dict per (data set, seed)); studies use shared(), not this
-    log: Any = None
+    Set by the loop: ``study`` (the block's name), ``dataset``, ``seed``, ``split`` (scaled and
+    prepared), ``y_fit`` and ``state`` (:meth:`Study.targets`), ``kernel_label`` and ``kernel``
+    (resolved on the training part), ``method`` (the block's label), ``solver`` (its
+    :class:`~nystrom_bench.methods.Method`), ``method_cfg`` (its options, defaults filled in),
+    ``coords``, ``params`` (the study's, defaults filled in), ``rng`` (common random numbers: the
+    same stream for every method, see :attr:`Study.rng_names`) and ``log``.  After the fit:
+    ``estimator``, ``fit_time``, ``predict_time``.
+    """
+
+    def __init__(self, study, dataset, seed, split, y_fit, state, kernel_label, kernel, method, solver, coords,
+                 params, memo, log=None):
+        self.study, self.dataset, self.seed, self.split = study, dataset, seed, split
+        self.y_fit, self.state = y_fit, state
+        self.kernel_label, self.kernel = kernel_label, kernel
+        self.method, self.solver, self.method_cfg = method, solver, dict(solver.opts)
+        self.coords, self.params, self.log = dict(coords), params, log
+        self._memo = memo
+        self.rng = None
+        self.estimator = self.fit_time = self.predict_time = None
 
     def shared(self, key, make):
         """``make()`` once per (data set, seed) and ``key``: work several methods reuse.
@@ -117,14 +104,25 @@ class Trial:
         trial's method or its ``rng`` -- so that the methods' order cannot change a row (draw
         randomness from :meth:`stream`).
         """
-        if key not in self.cache:
-            self.cache[key] = make()
-        return self.cache[key]
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
 
     def stream(self, *names):
         """A fresh random stream of this (study, data set, seed) and ``names``, the same for every
         method that asks (``names=()``: the stream a trial's ``rng`` starts as by default)."""
         return seeding.rng(self.seed, self.study, self.dataset, *names)
+
+    def fitted(self, key, make, X, y):
+        """``(make().fit(X, y), seconds)`` once per (data set, seed) and ``key``: a fit several trials share
+        (a method's :meth:`~nystrom_bench.methods.Method.fit_key`, or a reference machine a score needs)."""
+        def fit():
+            est = make()
+            t0 = time.perf_counter()
+            est.fit(X, y)
+            return est, time.perf_counter() - t0
+
+        return self.shared(("fitted", key), fit)
 
 
 class Study:
@@ -133,6 +131,8 @@ class Study:
     name = "study"
     title = "Study"
     description = ""
+    #: the :mod:`nystrom_bench.methods` family the blocks' methods come from
+    family = "krr"
     #: tasks of data sets this study can run on
     tasks = ("regression", "binary", "multiclass")
     #: metric -> (label, lower_is_better)
@@ -147,10 +147,8 @@ class Study:
     coords = ()
     #: the columns a paired test pairs results on (within one coord value)
     block_cols = ("dataset", "kernel", "seed")
-    #: ``params:`` keys with their defaults (None: any key, no defaults)
-    param_defaults = None
-    #: keys a method block may hold (None: anything the estimator validates); resource keys always
-    method_keys = None
+    #: ``params:`` key -> JSON schema with its ``default`` (None: any key, no defaults)
+    params_schema = None
     #: kernel-spec keys besides ``kernel`` this study honours (None: every key the kernel takes)
     kernel_keys = None
     #: kernels this study can use (None: any)
@@ -163,30 +161,36 @@ class Study:
     #: coords that get the generic metric-vs-coord figures (None: every coord that varies)
     figure_coords = None
     default_scaling = "standardize"
+    #: whether the study predicts (False: :meth:`score` reads the fitted estimator)
+    predicts = True
+    #: run each fit + predict in a forked child that measures the memory it adds (``peak_mem_mb``);
+    #: ``params.cell_timeout`` seconds stop it
+    isolated = False
 
     # -- config checks (run before any job) ---------------------------------------------------
     @property
+    def param_defaults(self):
+        if self.params_schema is None:
+            return None
+        return {k: s["default"] for k, s in self.params_schema.items() if "default" in s}
+
+    @property
     def known_params(self):
-        return None if self.param_defaults is None else tuple(self.param_defaults)
+        return None if self.params_schema is None else tuple(self.params_schema)
 
     def resolve_params(self, params):
         """The study's ``params:`` with defaults filled in."""
         return {**(self.param_defaults or {}), **(params or {})}
 
-    def skip(self, dataset_info, method_name, method_cfg):
-        """Why this dataset x method pairing is invalid (a string), or None if it is fine."""
-        if dataset_info["task"] not in self.tasks:
-            return f"study kind {self.name!r} needs a {'/'.join(self.tasks)} data set, " \
-                   f"{dataset_info['name']!r} is {dataset_info['task']}"
-        return None
-
     def check_params(self, params):
-        """Raise ValueError naming the problem if the study's ``params:`` block is invalid."""
+        """Raise ValueError naming the problem if the study's ``params:`` block is invalid: unknown keys,
+        values outside ``params_schema`` (a kind adds what a schema cannot say)."""
         if self.known_params is not None:
             unknown = sorted(set(params) - set(self.known_params))
             if unknown:
                 raise ValueError(f"unknown parameter(s) {', '.join(map(repr, unknown))} for study kind "
                                  f"{self.name!r}; allowed: {', '.join(self.known_params)}")
+            methods._validate(params, self.params_schema, where="parameter")
 
     def check_kernel(self, label, spec):
         """A normalised kernel spec, or ValueError: unknown kernel, bad value, or a key not honoured."""
@@ -203,29 +207,21 @@ class Study:
                                  f"{self.name!r} (it honours: {allowed}){self.kernel_keys_note}; remove them")
         return spec
 
-    def check_method_keys(self, method_cfg):
-        """The method block's estimator options; ValueError for a key outside ``method_keys``."""
-        opts = method_options(method_cfg)
-        if self.method_keys is not None:
-            unknown = sorted(set(opts) - set(self.method_keys))
-            if unknown:
-                raise ValueError(f"unknown key(s) {unknown}; allowed: {sorted({*self.method_keys, *RESOURCE_KEYS})}")
-        return opts
+    def method(self, label, block):
+        """The :class:`~nystrom_bench.methods.Method` of a config block (ValueError if it is invalid)."""
+        return methods.build(self.family, label, block)
 
     def check_method(self, method_name, method_cfg, study_cfg):
-        """Raise ValueError naming the problem if a method block is invalid.
+        """Raise ValueError naming the problem if a method block is invalid (its options, then the
+        method's own :meth:`~nystrom_bench.methods.Method.check`)."""
+        self.method(method_name, method_cfg).check(self.resolve_params(study_cfg.get("params")), study_cfg)
 
-        Default: keys against ``method_keys``, then the estimator's own parameter
-        validation on a placeholder kernel (widths set to 1).
-        """
-        opts = self.check_method_keys(method_cfg)
-        params = self.resolve_params(study_cfg.get("params"))
-        for kspec in study_cfg["kernels"].values():
-            kern = kernels.from_spec(_placeholder_widths(kspec))
-            for coords in self.coord_grid(params, method_name, opts) or [{}]:
-                est = self.make_estimator(kern, opts, coords, params, None)
-                if est is not None and hasattr(est, "_validate_params"):
-                    est._validate_params()
+    def skip(self, dataset_info, method_name, method_cfg, params=None):
+        """Why this dataset x method pairing is invalid (a string), or None if it is fine."""
+        if dataset_info["task"] not in self.tasks:
+            return f"study kind {self.name!r} needs a {'/'.join(self.tasks)} data set, " \
+                   f"{dataset_info['name']!r} is {dataset_info['task']}"
+        return self.method(method_name, method_cfg).skip(dataset_info, self.resolve_params(params))
 
     def check_data(self, params, dataset, n_train):
         """Why ``params`` cannot run on ``dataset`` with ``n_train`` training points (None if unknown), or None."""
@@ -233,11 +229,16 @@ class Study:
 
     def landmark_counts(self, params, method_name, method_cfg):
         """The landmark counts this method uses (checked against each data set's training size)."""
-        return []
+        return self.method(method_name, method_cfg).landmark_counts(params)
 
-    # -- the experiment loop ---------------------------------------------------------------------
-    def coord_grid(self, params, method_name, method_cfg):
-        """The coord values one method is evaluated at: a list of dicts (default: ``[{}]``)."""
+    # -- the grid ----------------------------------------------------------------------------------
+    def variants(self, cfg, params):
+        """``[(split overrides or None, coords)]``: runs of the whole loop that differ in the split
+        (e.g. training sizes as a coord); default: the block's ``split:`` once."""
+        return [(cfg.get("split"), {})]
+
+    def coord_grid(self, params, method):
+        """The coord values one method (a :class:`~nystrom_bench.methods.Method`) is evaluated at."""
         return [{}]
 
     def rng_names(self, method_name, coords):
@@ -245,6 +246,7 @@ class Study:
         (data set, seed) gets the same stream -- common random numbers for the paired tests."""
         return ()
 
+    # -- the learning problem ------------------------------------------------------------------------
     def prepare(self, split, params):
         """Change a scaled split before the loop uses it (e.g. standardise targets); default: as is."""
         return split
@@ -253,78 +255,123 @@ class Study:
         """Training targets for the learner and the state :meth:`score` needs."""
         return split.y_train, None
 
-    def make_estimator(self, kernel, method_cfg, coords, params, rng):  # pragma: no cover - abstract
-        """The estimator of one trial (scikit-learn API)."""
-        raise NotImplementedError(f"study kind {self.name!r} must define make_estimator or evaluate")
+    def fit_data(self, trial):
+        """``(X, y)`` the trial's estimator is fitted on (default: the training part and the targets)."""
+        return trial.split.X_train, trial.y_fit
 
-    def score(self, raw_prediction, state, split):  # pragma: no cover - abstract
-        """Metrics from the learner's predictions on the test part."""
+    def test_data(self, trial):
+        """``X`` the trial's estimator predicts (default: the test part)."""
+        return trial.split.X_test
+
+    def predict_options(self, trial):
+        """Keyword arguments of the trial's ``predict`` (e.g. an integration mode)."""
+        return {}
+
+    def score(self, prediction, trial):  # pragma: no cover - abstract
+        """Metrics of one trial (``trial.estimator`` is fitted, ``trial.fit_time`` measured); ``fit_time``
+        and ``predict_time`` are added where ``metrics`` declares them and the score does not set them."""
         raise NotImplementedError
 
-    def estimator_params(self, est):
-        """What a result row records of a fitted estimator (default: ``get_params`` minus arrays/RNGs and the
-        deprecated names left at their default ``"deprecated"``)."""
-        return {k: v for k, v in est.get_params().items()
-                if k not in ("landmarks", "random_state") and not (isinstance(v, str) and v == "deprecated")}
+    def record(self, trial):
+        """What a row records besides the method's :meth:`~nystrom_bench.methods.Method.record`."""
+        return {}
 
-    def evaluate(self, trial):
-        """One trial -> a list of ``{"params", "metrics"}`` (optionally ``"coords"`` to add to the trial's).
-
-        Default: :meth:`make_estimator`, fit on the training part and predict the test
-        part, each timed here, then :meth:`score`.
-        """
-        est = self.make_estimator(trial.kernel, trial.method_cfg, trial.coords, trial.params, trial.rng)
-        sp = trial.split
-        t0 = time.perf_counter()
-        est.fit(sp.X_train, trial.y_fit)
-        t1 = time.perf_counter()
-        raw = est.predict(sp.X_test)
-        t2 = time.perf_counter()
-        metrics = self.score(raw, trial.state, sp)
-        return [{"params": self.estimator_params(est), "metrics": {**metrics, "fit_time": t1 - t0,
-                                                                   "predict_time": t2 - t1}}]
-
+    # -- the loop ------------------------------------------------------------------------------------
     def run(self, study, cfg, dataset, X, y, splits, log=None, source_n_train=None):
-        """Run every seed x kernel x method x coord of ``cfg`` on one data set; return result rows.
+        """Run every variant x seed x kernel x method x coord of ``cfg`` on one data set; return result rows.
 
         ``cfg`` is a job's config slice (:func:`nystrom_bench.jobs.job_config`) or a whole block; ``splits``
-        maps each seed to the indices of :func:`nystrom_bench.data.make_split`.  With
-        ``cfg["split"]`` (overrides of the registered protocol) the splits are drawn here
-        instead (``source_n_train``: the source's own training rows, for ``source`` splits).
+        maps each seed to the indices of :func:`nystrom_bench.data.make_split`.  With split overrides
+        (``cfg["split"]`` or :meth:`variants`) the splits are drawn here instead (``source_n_train``:
+        the source's own training rows, for ``source`` splits).
         """
         params = self.resolve_params(cfg.get("params"))
-        scaling = cfg.get("scaling", self.default_scaling)
-        overrides = cfg.get("split")
+        solvers = {label: self.method(label, block) for label, block in cfg["methods"].items()}
         rows = []
-        for seed in cfg["seeds"]:
-            seed = int(seed)
-            idx = (data.make_split(dataset, seed, len(X), y, source_n_train=source_n_train, overrides=overrides)
-                   if overrides else splits[seed])
-            split = data.apply_split(dataset, seed, X, y, idx, scaling)
-            split = self.prepare(split, params)
-            y_fit, state = self.targets(split)
-            cache = {}
-            for klabel, kspec in cfg["kernels"].items():
-                kern = kernels.from_spec(kspec, split.X_train, where=f"kernels.{klabel}")
-                for mlabel, mcfg in cfg["methods"].items():
-                    opts = method_options(mcfg)
-                    for coords in self.coord_grid(params, mlabel, opts):
-                        trial = Trial(study, dataset, seed, split, y_fit, state, klabel, kern, mlabel, opts,
-                                      dict(coords), params, seeding.rng(seed, study, dataset,
-                                                                        *self.rng_names(mlabel, coords)),
-                                      cache, log)
-                        for res in self.evaluate(trial):
-                            rows.append(self._row(trial, res, split, overrides))
+        for overrides, extra in self.variants(cfg, params):
+            for seed in map(int, cfg["seeds"]):
+                idx = (data.make_split(dataset, seed, len(X), y, source_n_train=source_n_train, overrides=overrides)
+                       if overrides else splits[seed])
+                split = self.prepare(data.apply_split(dataset, seed, X, y, idx, cfg.get("scaling", self.default_scaling)),
+                                     params)
+                y_fit, state = self.targets(split)
+                memo = {}
+                for klabel, kspec in cfg["kernels"].items():
+                    kern = kernels.from_spec(kspec, split.X_train, where=f"kernels.{klabel}")
+                    for label, solver in solvers.items():
+                        for coords in self.coord_grid(params, solver):
+                            trial = Trial(study, dataset, seed, split, y_fit, state, klabel, kern, label, solver,
+                                          {**extra, **coords}, params, memo, log)
+                            rows += self._evaluate(trial, overrides)
         return rows
 
-    def _row(self, trial, res, split, split_overrides=None):
-        coords = {**trial.coords, **res.get("coords", {})}
-        unknown = set(coords) - set(self.coords)
+    def _evaluate(self, trial, overrides):
+        solver = trial.solver
+        trial.rng = seeding.rng(trial.seed, trial.study, trial.dataset, *self.rng_names(trial.method, trial.coords))
+        X, y = self.fit_data(trial)
+        extra = {}
+        if self.isolated:
+            pred, recorded, extra = self._isolated(trial, X, y)
+            if pred is None:  # not measured: the row says why
+                return [self._row(trial, {"params": recorded, "metrics": dict.fromkeys(self.metrics, float("nan"))},
+                                  overrides)]
+        else:
+            key = solver.fit_key(trial)
+            if key is None:
+                trial.estimator = solver.estimator(trial)
+                t0 = time.perf_counter()
+                trial.estimator.fit(X, y)
+                trial.fit_time = time.perf_counter() - t0
+            else:
+                trial.estimator, trial.fit_time = trial.fitted((trial.kernel_label, trial.method, key),
+                                                               lambda: solver.estimator(trial), X, y)
+            pred = None
+            if self.predicts:
+                t0 = time.perf_counter()
+                pred = trial.estimator.predict(self.test_data(trial), **self.predict_options(trial))
+                trial.predict_time = time.perf_counter() - t0
+            recorded = solver.record(trial.estimator, trial)
+        metrics = self.score(pred, trial)
+        for name, value in (("fit_time", trial.fit_time), ("predict_time", trial.predict_time), *extra.items()):
+            if name in self.metrics and name not in metrics:
+                metrics[name] = value
+        return [self._row(trial, {"params": {**recorded, **self.record(trial)}, "metrics": metrics}, overrides)]
+
+    def _isolated(self, trial, X, y):
+        """Fit and predict in a forked child (:func:`nystrom_bench.profiling.isolated`): ``(prediction,
+        recorded params, {"peak_mem_mb"})``, or ``(None, params that say why, {})`` for a cell that
+        failed or ran past ``params.cell_timeout``."""
+        solver = trial.solver
+
+        def cell():
+            est = solver.estimator(trial)
+            t0 = time.perf_counter()
+            est.fit(X, y)
+            t1 = time.perf_counter()
+            pred = est.predict(self.test_data(trial), **self.predict_options(trial))
+            return {"fit_time": t1 - t0, "predict_time": time.perf_counter() - t1, "pred": pred,
+                    "params": solver.record(est, trial)}
+
+        try:
+            out = profiling.isolated(cell, timeout=trial.params.get("cell_timeout"))
+        except profiling.MeasureError as exc:
+            if trial.log:
+                trial.log.warning("%s seed=%s method=%s %s not measured: %s", trial.dataset, trial.seed, trial.method,
+                                  " ".join(f"{k}={v}" for k, v in trial.coords.items()), exc)
+            return None, {**solver.record(solver.estimator(trial), trial), "failed": str(exc)}, {}
+        trial.fit_time, trial.predict_time = out["fit_time"], out["predict_time"]
+        peak = out["peak_bytes"]
+        return (out["pred"], {**out["params"], "peak_source": out["peak_source"]},
+                {"peak_mem_mb": float("nan") if peak is None else peak / 2**20})
+
+    def _row(self, trial, res, split_overrides=None):
+        split = trial.split
+        unknown = set(trial.coords) - set(self.coords)
         if unknown:
             raise ValueError(f"study kind {self.name!r} produced coords {sorted(unknown)} it does not declare")
         row = {
             "dataset": trial.dataset, "method": trial.method, "kernel": trial.kernel_label, "seed": trial.seed,
-            "coords": {c: coords[c] for c in self.coords if c in coords},
+            "coords": {c: trial.coords[c] for c in self.coords if c in trial.coords},
             "params": {**res.get("params", {}), "n_train": len(split.y_train), "n_test": len(split.y_test),
                        "n_features": split.X_train.shape[1],
                        **({"split": dict(split_overrides)} if split_overrides else {})},
@@ -336,31 +383,3 @@ class Study:
             trial.log.info("%s seed=%s kernel=%s method=%s %s: %s", trial.dataset, trial.seed, trial.kernel_label,
                            trial.method, where, shown)
         return row
-
-    # -- report hooks ----------------------------------------------------------------------------
-    def tested_rows(self, df):
-        """The result rows the generic paired and Friedman tests use (default: all of them); a study
-        drops rows that have no counterpart in any block (e.g. an exact machine outside the grid)."""
-        return df
-
-    def report_tables(self, df, study_cfg):
-        """Extra ``(title, DataFrame, note)`` tables for the study's PDF (e.g. a paper's layout)."""
-        return []
-
-    def figures(self, df, info, out_dir):
-        """Figures of the study's own into ``out_dir``: ``[{"file", "caption"}]`` (after the generic ones)."""
-        return []
-
-    def paper_curve(self, dataset, method, kernel, metric, coord):
-        """The paper's ``[(coord value, metric value), ...]`` for this line of a metric-vs-coord
-        figure (drawn dashed beside ours), or None."""
-        return None
-
-
-def _placeholder_widths(spec):
-    """A kernel spec with data-driven widths replaced by 1 (for checks without data)."""
-    out = {k: v for k, v in spec.items() if k != "scale"}
-    for key in ("gamma", "sigma", "b"):
-        if isinstance(out.get(key), str):
-            out[key] = 1.0
-    return out

@@ -36,7 +36,7 @@ class KRCStudy(KRRStudy):
 
         return ovr_targets(split.y_train)
 
-    def score(self, raw_prediction, classes, split):
+    def score(self, prediction, trial):
         from ..learners.krr import ovr_predict
 
-        return {"test_accuracy": float(np.mean(ovr_predict(raw_prediction, classes) == split.y_test))}
+        return {"test_accuracy": float(np.mean(ovr_predict(prediction, trial.state) == trial.split.y_test))}
