@@ -11,7 +11,7 @@ landmark counts larger than a data set's training part, and the reference method
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "check", "enabled_studies", "datasets_of", "all_seeds"]
+__all__ = ["ConfigError", "check", "enabled_studies", "datasets_of", "all_seeds", "workflow_schema"]
 
 
 class ConfigError(ValueError):
@@ -112,3 +112,76 @@ def check(config):
     for sname, block in enabled_studies(config).items():
         _check_block(sname, block, known_kinds, known_data)
     return enabled_studies(config)
+
+
+def _params_schema(kind):
+    """The JSON schema of a study kind's ``params:`` block, from its ``params_schema`` (defaults go into the
+    descriptions: Snakemake's ``validate`` would otherwise write them into the config, changing every job)."""
+    if kind.params_schema is None:
+        return {"type": "object", "description": f"the parameters of study kind {kind.name!r}"}
+    props = {}
+    for key, spec in kind.params_schema.items():
+        spec = dict(spec)
+        if "default" in spec:
+            default = spec.pop("default")
+            spec["description"] = (spec.get("description", "") + f" (default: {default!r})").strip()
+        props[key] = spec
+    return {"type": "object", "additionalProperties": False, "properties": props,
+            "description": f"the parameters of study kind {kind.name!r}"}
+
+
+def workflow_schema(base):
+    """The workflow's JSON schema (``config/schema.yaml``) with every study kind's ``params:`` in it.
+
+    ``base`` is the schema as loaded; its generic study block becomes ``$defs.block``, each kind's
+    parameters ``$defs.params_<kind>``, chosen by the block's ``kind`` (or, without one, by a block
+    named after a kind).  ``python -m nystrom_bench.config schema`` rewrites the file; a test keeps
+    the file and the study kinds in step.
+    """
+    import copy
+
+    from . import studies
+
+    out = copy.deepcopy(base)
+    defs = out.setdefault("$defs", {})
+    studies_schema = out["properties"]["studies"]
+    block = defs.get("block") or studies_schema["additionalProperties"]
+    block = {k: v for k, v in block.items() if k != "allOf"}
+    kinds = studies.available()
+    block["allOf"] = [{"if": {"required": ["kind"], "properties": {"kind": {"const": k}}},
+                       "then": {"properties": {"params": {"$ref": f"#/$defs/params_{k}"}}}} for k in kinds]
+    block["properties"]["kind"] = {"enum": kinds, "description": "study kind (nystrom_bench.studies); defaults to "
+                                   "the block's name"}
+    defs["block"] = block
+    for k in kinds:
+        defs[f"params_{k}"] = _params_schema(studies.get(k))
+    studies_schema["additionalProperties"] = {"$ref": "#/$defs/block"}
+    studies_schema["properties"] = {
+        k: {"allOf": [{"$ref": "#/$defs/block"},
+                      {"if": {"not": {"required": ["kind"]}},
+                       "then": {"properties": {"params": {"$ref": f"#/$defs/params_{k}"}}}}]} for k in kinds}
+    return out
+
+
+def _main(argv=None):
+    import argparse
+    from pathlib import Path
+
+    import yaml
+
+    ap = argparse.ArgumentParser(prog="python -m nystrom_bench.config")
+    ap.add_argument("command", choices=["schema"], help="schema: write every study kind's params into the schema")
+    ap.add_argument("--path", default="config/schema.yaml")
+    args = ap.parse_args(argv)
+    path = Path(args.path)
+    text = yaml.safe_dump(workflow_schema(yaml.safe_load(path.read_text())), sort_keys=False, width=110)
+    from .atomic import open_atomic
+
+    with open_atomic(path, "w") as fh:
+        fh.write("# Generated in part: `python -m nystrom_bench.config schema` writes each study kind's params\n"
+                 "# ($defs.params_<kind>) from the kinds' params_schema; edit the rest by hand.\n" + text)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    _main()
