@@ -23,21 +23,44 @@ def test_readme_python_blocks_run():
     assert namespace["model"].predict(namespace["split"].X_test).shape == namespace["split"].y_test.shape
 
 
-def test_readme_extending_study_runs():
-    from nystrom_bench import data, studies
+def _example(marker):
+    """The README's Python example that contains ``marker``, and its length in lines."""
+    block = next(b for b in _blocks("python") if marker in b)
+    return block, len(block.strip().splitlines())
+
+
+def test_readme_extending_examples_are_small():
+    assert _example("class SklearnNystroem(Method)")[1] <= 30  # issue 26: a new method in at most 30 lines
+    assert _example("class LandmarkCurve(Study)")[1] <= 50  # and a new study in at most 50
+
+
+def test_readme_extending_method_and_study_run():
+    from nystrom_bench import data, methods, studies
     from nystrom_bench.config import check
 
-    example = next(b for b in _blocks("python") if "@register" in b)
-    exec(compile(example, str(README), "exec"), {})  # noqa: S102 - registers the example study kind
+    for marker in ("class SklearnNystroem(Method)", "class LandmarkCurve(Study)"):
+        exec(compile(_example(marker)[0], str(README), "exec"), {})  # noqa: S102 - registers the examples
+    assert "sklearn" in methods.names("krr")
     config = yaml.safe_load(next(b for b in _blocks("yaml") if "landmark_curve" in b))
     block = check(config)["landmark_curve"]
     block = dict(block, seeds=[0], params={"m": [10, 20]})
     st = studies.get("landmark_curve")
     X, y = data.obtain("diabetes")
     rows = st.run("landmark_curve", block, "diabetes", X, y, {0: data.make_split("diabetes", 0, len(X), y)})
-    assert sorted((r["method"], r["coords"]["m"]) for r in rows) == [("rls", 10), ("rls", 20), ("uniform", 10),
-                                                                      ("uniform", 20)]
+    assert sorted((r["method"], r["coords"]["m"]) for r in rows) == [
+        ("rls", 10), ("rls", 20), ("sk", 10), ("sk", 20), ("uniform", 10), ("uniform", 20)]
     assert all(r["metrics"]["test_mse"] > 0 for r in rows)
+    sk = [r for r in rows if r["method"] == "sk"]
+    assert [r["params"]["n_components"] for r in sk] == [10, 20] and sk[0]["params"]["approach"] == "sklearn"
+    # the method's option schema is checked with the config, before any job
+    bad = yaml.safe_load(next(b for b in _blocks("yaml") if "landmark_curve" in b))
+    bad["studies"]["landmark_curve"]["methods"]["sk"]["n_components"] = 0
+    import pytest
+
+    from nystrom_bench.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"methods.sk: option 'n_components': 0 is less than the minimum of 1"):
+        check(bad)
 
 
 def _slug(heading):

@@ -42,6 +42,10 @@ def family(name, key=None, default=None):
 
 def register(cls):
     """Class decorator: add a :class:`Method` subclass to its family under ``cls.name``."""
+    if cls.family not in _FAMILIES:
+        _discover()  # a method outside this package joins a family declared in it
+    if cls.family not in _FAMILIES:
+        raise ValueError(f"{cls.__name__}: unknown method family {cls.family!r}; declare it with family()")
     _FAMILIES[cls.family]["methods"][cls.name] = cls
     return cls
 

@@ -1,7 +1,10 @@
-"""The KRR family: :class:`~nystrom_bench.learners.KRR` with a block's options (the krr and krc studies).
+"""The KRR family: kernel ridge regression methods (the krr and krc studies).
 
-A block holds the estimator's own options (``approximation``, ``sampler``, ``n_components``, ``mode``,
-...); the estimator validates them.  Targets, ``alpha`` and scoring are the study's.
+A block without ``approach:`` is :class:`~nystrom_bench.learners.KRR` with the block's options
+(``approximation``, ``sampler``, ``n_components``, ``mode``, ...), which the estimator validates.
+Targets, ``alpha`` and scoring are the study's; a study with a coord ``m`` sets the number of
+landmarks from it.  Another approach (e.g. the README's scikit-learn pipeline) is one more
+:class:`~nystrom_bench.methods.Method` with ``family = "krr"``.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import warnings
 from ..learners import KRR
 from . import Method, check_sampler, family, register
 
-family("krr", default="krr")
+family("krr", key="approach", default="krr")
 
 
 @register
@@ -37,6 +40,8 @@ class KRRMethod(Method):
         return [int(m)] if isinstance(m, numbers.Integral) else []  # a fraction never exceeds n
 
     def estimator(self, trial):
-        kern = trial.kernel
+        kern, opts = trial.kernel, dict(self.opts)
+        if "m" in trial.coords:
+            opts["n_components"] = trial.coords["m"]
         return KRR(kernel=kern.name, **kern.params(), **{"alpha": trial.params["alpha"], "fit_intercept": False,
-                                                          **self.opts}, random_state=trial.rng)
+                                                          **opts}, random_state=trial.rng)
