@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nystrom_bench import data, integration, kernels, results, seeding, studies
+from nystrom_bench import data, integration, kernels, results, sections, seeding, studies
 from nystrom_bench.learners import KRR, NuSVM
-from nystrom_bench.studies import integration as mod
+from nystrom_bench.sections import integration as mod
 
 METHODS = {"exact": {"approximation": "exact"}, "uniform": {"sampler": "uniform"}, "kmeans": {"sampler": "kmeans"}}
 PARAMS = {"ratios": [0.05, 0.2], "gamma_scales": [0.5, 1.0], "nus": [0.1, 0.3], "alphas": [0.01, 0.1]}
@@ -117,16 +117,42 @@ def test_regression_rows_gsa_lla_ncr_and_ncr_equals_lla():
     assert integration.approximation_error(ex, lla) == pytest.approx(by["lla"]["metrics"]["rel_error"], rel=1e-9)
 
 
+def test_the_exact_machine_is_fitted_once_whichever_method_runs_first(monkeypatch):
+    fits = []
+    real = NuSVM.fit
+    monkeypatch.setattr(NuSVM, "fit", lambda self, X, y, **kw: (fits.append(self.approximation), real(self, X, y, **kw))[1])
+    methods = {"uniform": {"sampler": "uniform"}, "exact": {"approximation": "exact"}}
+    rows = _run(_block(methods=methods, params={**PARAMS, "ratios": [0.1]}), "wine")
+    assert fits.count("exact") == 1 and len(fits) == 2  # the exact machine and one nu-SVM for GSA and LLA
+    exact = [r for r in rows if r["method"] == "exact"][0]
+    assert exact["metrics"]["fit_time"] > 0 and all(
+        r["params"]["n_support_exact"] == exact["params"]["n_support_exact"] for r in rows)
+
+
+def test_one_study_instance_gives_each_data_set_the_integrations_of_its_task():
+    """The grid follows the data set's task (a nu-SVM has no NCR) as one job's instance runs a mixed block."""
+    kind = studies.get("integration")
+    block = _block(datasets=["wine", "diabetes"], methods={"uniform": {"sampler": "uniform"}},
+                   params={**PARAMS, "ratios": [0.1]})
+    modes = {}
+    for ds in ("diabetes", "wine", "diabetes"):
+        X, y = data.obtain(ds)
+        rows = kind.run("integration", block, ds, X, y, {0: data.make_split(ds, 0, len(X), y)}, None)
+        modes.setdefault(ds, []).append([r["coords"]["integration"] for r in rows])
+    assert modes == {"wine": [["gsa", "lla"]], "diabetes": [["gsa", "lla", "ncr"]] * 2}
+
+
 @pytest.mark.parametrize("patch, match", [
-    ({"params": {"ratios": [0, 0.1]}}, r"ratios must be a non-empty list of numbers in \(0, 1\]"),
-    ({"params": {"nus": [1.5]}}, "nus must be"),
-    ({"params": {"gamma_scales": [1, 1]}}, "repeated"),
-    ({"params": {"validation_fraction": 0.9}}, "validation_fraction"),
-    ({"params": {"max_iter": 0}}, "max_iter"),
+    ({"params": {"ratios": [0, 0.1]}}, "parameter 'ratios': 0 is less than or equal to the minimum of 0"),
+    ({"params": {"ratios": []}}, "parameter 'ratios': .* should be non-empty"),
+    ({"params": {"nus": [1.5]}}, "parameter 'nus': 1.5 is greater than the maximum of 1"),
+    ({"params": {"gamma_scales": [1, 1]}}, "non-unique"),
+    ({"params": {"validation_fraction": 0.9}}, "'validation_fraction': 0.9 is greater than the maximum of 0.5"),
+    ({"params": {"max_iter": 0}}, "'max_iter': 0 is not valid"),
     ({"params": {"folds": 3}}, "unknown parameter"),
     ({"methods": {"x": {"sampler": "nope"}}}, "unknown sampler 'nope'"),
     ({"methods": {"x": {"sampler": "adaptive_ms"}}}, "needs targets"),
-    ({"methods": {"x": {"approximation": "mcm"}}}, "'exact' or 'nystrom'"),
+    ({"methods": {"x": {"approximation": "mcm"}}}, "approximation must be one of exact, nystrom"),
     ({"methods": {"x": {"n_landmarks": 10}}}, "unknown key"),
     ({"kernels": {"g": {"kernel": "gaussian", "gamma": 0.5}}}, "gamma is tuned"),
     ({"kernels": {"l": {"kernel": "laplacian"}}}, "supports the kernels gaussian"),
@@ -156,7 +182,7 @@ def _frame():
                                      "params": {"n_landmarks": 10},
                                      "metrics": {"rel_error": err, "test_accuracy": 0.8 if mode == "gsa" else 0.85,
                                                  "fit_time": 0.1, "predict_time": 0.01 if mode == "lla" else 0.05}})
-    return pd.read_csv(_csv(results.frame("s", rows, mod.IntegrationStudy.coords)))
+    return pd.read_csv(_csv(results.frame("s", rows, studies.get("integration").coords)))
 
 
 def _csv(df):
@@ -188,9 +214,9 @@ def test_gsa_vs_lla_table_counts_cells_and_tests_them():
 
 def test_tested_rows_drop_the_exact_machine_and_tables_render():
     df = _frame()
-    kind = studies.get("integration")
-    assert set(kind.tested_rows(df)["integration"]) == {"gsa", "lla"}
-    tables = kind.report_tables(df, {})
+    section = sections.get("integration")
+    assert set(section.tested_rows(df)["integration"]) == {"gsa", "lla"}
+    tables = section.tables(df, {})
     titles = [t[0] for t in tables]
     assert any(t.startswith("GSA vs LLA on relative rkhs error") for t in titles)
     assert "claims ledger" in tables[0][2] and not any(n and "Paper vs ours" in n for _, _, n in tables)

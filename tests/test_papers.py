@@ -52,7 +52,7 @@ def test_li_geometric_tables_and_claims():
     assert t2["where"] == "Table II" and set(t2["rows"]) == {"usps", "gisette", "phishing", "dna"}
     assert t2["rows"]["usps"] == {"train": 7291, "test": 2007, "features": 256, "classes": 10, "col_a": 10,
                                   "col_b": 0.1}
-    from nystrom_bench.studies import integration
+    from nystrom_bench.sections import integration
 
     assert integration.paper_table_ii()["dna"]["train"] == 2000
     ids = {c["id"]: c for c in doc["claims"]}
