@@ -1,4 +1,7 @@
-"""The gen_nystrom study kind (Lan, Zhang et al., AIJ 2017): protocol, rows, paper tables, checks."""
+"""The gen_nystrom study kind (Lan, Zhang et al., AIJ 2017): protocol, rows, paper tables, checks.
+
+The study (protocol), its methods (:mod:`nystrom_bench.methods.semi_supervised`) and its report section
+(:mod:`nystrom_bench.sections.gen_nystrom`: the paper's tables and Fig. 1)."""
 
 import json
 
@@ -6,7 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nystrom_bench import data, results, seeding, studies
+from nystrom_bench import data, methods, results, sections, seeding, studies
+from nystrom_bench.methods import semi_supervised as meth
+from nystrom_bench.sections import gen_nystrom as sec
 from nystrom_bench.studies import gen_nystrom as mod
 
 METHODS = {m: {"approach": m} for m in ("svm", "nystrom", "csi", "spectral", "cluster", "breg", "gen_nystrom", "abmkl",
@@ -61,7 +66,7 @@ def test_rows_every_method_and_the_protocol():
     model = GeneralizedNystrom(gamma=1 / __import__("nystrom_bench").kernels.mean_sq_dist(sp.X_train),
                                lambda_grid=(0.01, 1.0, 100.0),
                                random_state=seeding.rng(0, "gen_nystrom", "digits27")).fit(sp.X_train, y_part)
-    G = mod.unit_mean_diagonal(model.transform(sp.X_train))
+    G = meth.unit_mean_diagonal(model.transform(sp.X_train))
     unl = np.setdiff1d(np.arange(len(y_part)), lab)
     err = 100 * np.mean(LinearSVC(C=1.0, max_iter=20000).fit(G[lab], sp.y_train[lab]).predict(G[unl])
                         != sp.y_train[unl])
@@ -69,15 +74,19 @@ def test_rows_every_method_and_the_protocol():
 
 
 def test_paper_tables_come_from_the_paper_data_file():
-    t1, t2 = mod.paper_table(1), mod.paper_table(2)
+    t1, t2 = sec.paper_table(1), sec.paper_table(2)
     assert len(t1) == 16 and len(t2) == 17
     assert t1["german"]["Ours single kernel"] == (36.84, 3.37, 0.4)
     assert t2["satimage"]["ABMKL"] == (13.6, 0.71, 7.8) and "NCNM" not in t1["mnist"]
-    assert mod.paper_columns(1)[-1] == "Ours single kernel" and "SKM" in mod.paper_columns(2)
-    assert mod.paper_dataset("german_keel") == "german" and mod.paper_dataset("digits49") is None
+    assert sec.paper_columns(1)[-1] == "Ours single kernel" and "SKM" in sec.paper_columns(2)
+    assert sec.paper_dataset("german_keel") == "german" and sec.paper_dataset("digits49") is None
     # every approach's column is a column of its table
-    assert all(col in mod.paper_columns(table) for table, col in mod.APPROACHES.values())
-    assert all(col in mod.paper_columns(table) for col, (table, _) in mod.NOT_IMPLEMENTED.items())
+    assert all(col in sec.paper_columns(table) for table, col in sec.APPROACHES.values())
+    assert all(col in sec.paper_columns(table) for col, (table, _) in meth.NOT_IMPLEMENTED.items())
+    # the section's approaches are the family's methods; the paper's other columns are the ones not implemented
+    assert sorted(sec.APPROACHES) == methods.names("semi_supervised")
+    assert {c for t in (1, 2) for c in sec.not_implemented(t)} == set(meth.NOT_IMPLEMENTED)
+    assert sections.get("gen_nystrom").kind == "gen_nystrom"
 
 
 def _frame():
@@ -99,11 +108,11 @@ def _frame():
 def test_paper_layout_marks_the_best_and_lists_missing_baselines():
     df = _frame()
     methods = {m: {"approach": m} for m in ("svm", "nystrom", "gen_nystrom", "cabmkl")}
-    t1 = mod.paper_layout(df, methods, 1).iloc[0]
+    t1 = sec.paper_layout(df, methods, 1).iloc[0]
     assert t1["Ours single kernel"].split(" [")[0].endswith("*") and not t1["LibSVM"].split(" [")[0].endswith("*")
     assert t1["CSI"] == "not run [paper: 9.39+-1.14]" and t1["NCNM"] == "not implemented [paper: 5.45+-0.49]"
     assert "[paper: 9.59+-1.20]" in t1["Ours single kernel"]
-    t2 = mod.paper_layout(df, methods, 2).iloc[0]
+    t2 = sec.paper_layout(df, methods, 2).iloc[0]
     assert t2["CABMKL"].split(" [")[0].endswith("*") and t2["SimpleMKL"].startswith("not run")
     assert t2["SKM"].startswith("not implemented")
     assert "2310 rows" in t1["data set"]
@@ -112,8 +121,10 @@ def test_paper_layout_marks_the_best_and_lists_missing_baselines():
 @pytest.mark.parametrize("patch, match", [
     ({"methods": {"x": {"approach": "ncnm"}}}, "'ncnm' is not implemented yet"),
     ({"methods": {"x": {"approach": "svm2"}}}, "approach must be one of"),
+    ({"methods": {"x": {"approach": "SKM"}}}, "'SKM' is not implemented yet"),
     ({"methods": {"x": {"approach": "nystrom", "sampler": "gaussian_sketch"}}}, "cannot give landmarks"),
-    ({"params": {"n_labels": [1]}}, "n_labels must be"),
+    ({"methods": {"x": {"approach": "svm", "sampler": "uniform"}}}, r"unknown key\(s\) \['sampler'\]"),
+    ({"params": {"n_labels": [1]}}, "parameter 'n_labels'"),
     ({"params": {"n_labels": [400]}}, "has only 356 rows"),
     ({"params": {"lambda_grid": []}}, "lambda_grid"),
 ])
@@ -121,8 +132,36 @@ def test_config_errors_name_the_fix(patch, match, config_error):
     config_error("gen_nystrom", _block(), patch, match)
 
 
+def test_transductive_estimators_predict_the_unlabelled_samples_of_their_fit():
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = np.full(40, -1)
+    y[:10] = np.arange(10) % 2
+    est = meth._LinearOnFactor(lambda X, y: (None, X), 1.0, 0).fit(X, y)
+    assert est.predict(X[10:]).shape == (30,)
+    with pytest.raises(ValueError, match="30 unlabelled samples of its fit"):
+        est.predict(X)
+
+
+def test_seconds_are_the_fit_and_the_prediction():
+    # the lambda path (the paper's Fig. 1) is recorded after the timed part
+    X, y = data.obtain("digits27")
+    block = _block(seeds=[0], methods={"gen_nystrom": {"approach": "gen_nystrom"}})
+    kind = studies.get("gen_nystrom")
+    seen = {}
+    score = kind.score
+
+    def spy(prediction, trial):
+        seen["times"] = (trial.fit_time, trial.predict_time)
+        return score(prediction, trial)
+
+    kind.score = spy
+    (row,) = kind.run("gen_nystrom", block, "digits27", X, y, {}, None)
+    assert row["metrics"]["seconds"] == sum(seen["times"]) and len(row["params"]["lambda_path"]) == 3
+    assert set(row["metrics"]) == {"error", "seconds"}
+
+
 def test_params_are_json():
-    assert json.loads(json.dumps(mod.NOT_IMPLEMENTED))["NCNM"][0] == 1
+    assert json.loads(json.dumps(meth.NOT_IMPLEMENTED))["NCNM"][0] == 1
 
 
 def test_best_marks_use_the_paired_t_test():
@@ -130,22 +169,22 @@ def test_best_marks_use_the_paired_t_test():
 
     df = _frame()
     seg = df[df["method"].isin(["gen_nystrom", "cabmkl"])]
-    assert mod._best_marks(seg) == {"gen_nystrom"}  # 2 points apart, sd 0.3: significant
+    assert sec._best_marks(seg) == {"gen_nystrom"}  # 2 points apart, sd 0.3: significant
     near = df[df["method"] == "gen_nystrom"].assign(method="twin")
     near["error"] = near["error"].to_numpy() + np.array([0.5, -0.4, 0.3, -0.2, 0.1, 0.05])
     both = pd.concat([df[df["method"] == "gen_nystrom"], near])
     p = sps.ttest_rel(near["error"].to_numpy(), df[df["method"] == "gen_nystrom"]["error"].to_numpy()).pvalue
-    assert p >= 0.05 and mod._best_marks(both) == {"gen_nystrom", "twin"}
+    assert p >= 0.05 and sec._best_marks(both) == {"gen_nystrom", "twin"}
     const = near.assign(error=df[df["method"] == "gen_nystrom"]["error"].to_numpy() + 1.0)
-    assert mod._best_marks(pd.concat([df[df["method"] == "gen_nystrom"], const])) == {"gen_nystrom"}
+    assert sec._best_marks(pd.concat([df[df["method"] == "gen_nystrom"], const])) == {"gen_nystrom"}
     same = near.assign(error=df[df["method"] == "gen_nystrom"]["error"].to_numpy())
-    assert mod._best_marks(pd.concat([df[df["method"] == "gen_nystrom"], same])) == {"gen_nystrom", "twin"}
+    assert sec._best_marks(pd.concat([df[df["method"] == "gen_nystrom"], same])) == {"gen_nystrom", "twin"}
 
 
 def test_unit_mean_diagonal():
     G = np.random.default_rng(0).normal(size=(30, 4)) * 50
-    assert np.mean(np.sum(mod.unit_mean_diagonal(G) ** 2, axis=1)) == pytest.approx(1.0)
-    assert not mod.unit_mean_diagonal(np.zeros((3, 2))).any()
+    assert np.mean(np.sum(meth.unit_mean_diagonal(G) ** 2, axis=1)) == pytest.approx(1.0)
+    assert not meth.unit_mean_diagonal(np.zeros((3, 2))).any()
 
 
 def test_rows_do_not_depend_on_numpy_global_random_state(monkeypatch):

@@ -14,8 +14,8 @@ def test_lan_aij2017_tables_and_claims():
     # every row has a cell for every column except the paper's '-' cells (Table 1: 4; Table 2: none)
     assert sum(len(t1["columns"]) - len(r) for r in t1["data"].values()) == 4
     assert all(len(r) == len(t2["columns"]) for r in t2["data"].values())
-    # the study reads them through the loader
-    from nystrom_bench.studies import gen_nystrom
+    # the study's report section reads them through the loader
+    from nystrom_bench.sections import gen_nystrom
 
     assert gen_nystrom.paper_table(1)["segment"]["Ours single kernel"] == (9.59, 1.2, 2.7)
     # the Table 2 count is against every implemented MKL method, not CABMKL alone (issue 28)
