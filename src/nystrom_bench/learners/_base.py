@@ -1,14 +1,18 @@
 """What the kernel estimators share: kernel and landmark parameters, the landmark choice, class
-labels, the Nystrom predictor's bookkeeping, a PSD solve."""
+labels, the opening of a fit and of a prediction, the Nystrom predictor's bookkeeping, the (weighted,
+bordered) solves, and the base of the semi-supervised kernel learners."""
 
 from __future__ import annotations
 
 import numbers
+import time
 
 import numpy as np
 from scipy import linalg
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import approx, kernels, sampling
 from ..seeding import check_random_state
@@ -21,6 +25,85 @@ def _psd_solve(A, b):
     except linalg.LinAlgError:
         A = (A + A.T) / 2
         return linalg.lstsq(A, b, cond=approx.RCOND, check_finite=False)[0]
+
+
+def _weighted_solver(op, sw, shift, exact):
+    """``B -> (K + shift V^-1)^-1 B`` for the sample weights ``V = diag(sw)``, as ``R (R K R + shift I)^-1 R``
+    with ``R = V^1/2`` (a zero weight removes its sample): by Cholesky on the exact operator's K
+    (``exact``), else by Woodbury on the factor F of the approximation (``K~ = F F^T``)."""
+    r = np.sqrt(sw)[:, None]
+    if exact:
+        A = r * op.K * r.T
+        A.flat[:: A.shape[0] + 1] += shift
+        return lambda B: r * _psd_solve(A, r * B)
+    F = r * op.factor()
+    inner = F.T @ F
+    inner.flat[:: inner.shape[0] + 1] += shift
+
+    def solve(B):
+        Bw = r * B
+        return r * (Bw - F @ _psd_solve(inner, F.T @ Bw)) / shift
+
+    return solve
+
+
+def _bordered(solve, Y, intercept=True):
+    """``(a, b)`` of the bordered system ``(K + s I) a + b 1 = Y``, ``1^T a = 0`` (b = 0 without ``intercept``)
+    from ``solve`` (``B -> (K + s I)^-1 B``), one call: ``A [u, v] = [Y, 1]``, ``b = 1^T u / 1^T v``,
+    ``a = u - v b``."""
+    if not intercept:
+        return solve(Y), np.zeros(Y.shape[1])
+    both = solve(np.column_stack([Y, np.ones(len(Y))]))
+    a_y, a_1 = both[:, :-1], both[:, -1]
+    b = a_y.sum(axis=0) / a_1.sum()
+    return a_y - np.outer(a_1, b), b
+
+
+def _set_params(est, arguments):
+    """Store an ``__init__``'s arguments (its ``locals()``) as attributes of the same names, unchanged --
+    scikit-learn's convention, written once for every estimator here."""
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(est, name, value)
+
+
+def _forget(est, names):
+    """Remove the fitted attributes ``names`` a previous fit may have left (a refit sets its own)."""
+    for name in names:
+        est.__dict__.pop(name, None)
+
+
+#: the sparse formats the estimators with sparse input take
+_SPARSE = ("csr", "csc")
+
+
+def _fit_input(est, X, y, sample_weight=None, **validate):
+    """The opening of a supervised fit: the parameters checked (the ``n_landmarks`` rename warned),
+    ``(X, y)`` validated -- float64, a sparse X (CSR or CSC) as CSR (kernel blocks take row slices of
+    it); ``validate``: more of ``validate_data``'s options -- and ``sample_weight`` checked: ``(X, y, sw)``."""
+    where = type(est).__name__
+    est._validate_params()
+    _check_renamed_landmarks(est, where, stacklevel=5)  # fit's caller: fit -> here -> check -> warn
+    X, y = validate_data(est, X, y, dtype=np.float64, accept_sparse=_SPARSE, **validate)
+    X = kernels.as_2d(X)
+    return X, y, _check_weights(sample_weight, X, where)
+
+
+def _new_input(est, X, fitted, sparse=True):
+    """X for a fitted estimator's predict / transform: ``check_is_fitted`` on the attribute ``fitted``, then
+    validated against the fitted features (float64; sparse CSR or CSC where ``sparse``)."""
+    check_is_fitted(est, fitted)
+    return validate_data(est, X, reset=False, dtype=np.float64, accept_sparse=_SPARSE if sparse else False)
+
+
+class _SparseInput:
+    """Mixin of the estimators that take a sparse X (CSR or CSC): kernel blocks of sparse products
+    (:mod:`nystrom_bench.kernels`)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
 
 def _check_weights(sample_weight, X, where):
@@ -168,15 +251,19 @@ _N_COMPONENTS_CONSTRAINT = [Interval(numbers.Integral, 1, None, closed="left"),
                             Interval(numbers.Real, 0, 1, closed="right")]
 #: ``n_landmarks``: the deprecated name of ``n_components``
 _N_LANDMARKS_CONSTRAINT = [*_N_COMPONENTS_CONSTRAINT, Hidden(StrOptions({DEPRECATED}))]
-#: ... and of the approximation and its landmarks
-_LANDMARK_CONSTRAINTS = {
-    "approximation": [StrOptions({"exact", "nystrom"})],
+#: ... of the landmark choice (:class:`_Landmarks`)
+_SAMPLER_CONSTRAINTS = {
     "n_components": _N_COMPONENTS_CONSTRAINT,
     "n_landmarks": _N_LANDMARKS_CONSTRAINT,
     "sampler": [str, callable],
     "landmarks": ["array-like", None],
-    "rank": [Interval(numbers.Integral, 1, None, closed="left"), None],
     "random_state": ["random_state", np.random.Generator],
+}
+#: ... and of the approximation and its landmarks
+_LANDMARK_CONSTRAINTS = {
+    "approximation": [StrOptions({"exact", "nystrom"})],
+    **_SAMPLER_CONSTRAINTS,
+    "rank": [Interval(numbers.Integral, 1, None, closed="left"), None],
 }
 
 
@@ -246,13 +333,19 @@ def _landmark_operator(self, X, y, kern, c=None, **build_options):
     return approx.landmark_operator(X, kern, landmarks=_choose_landmarks(self, X, y, kern, c), **build_options)
 
 
-def _partial_labels(est, X, y, where, _depth=0):
+class _Landmarks:
+    """Mixin of the estimators with ``n_components`` (or the deprecated ``n_landmarks``), ``sampler``,
+    ``landmarks`` and ``random_state`` parameters: their landmark choice and Nystrom operator."""
+
+    _choose_landmarks = _choose_landmarks
+    _landmark_operator = _landmark_operator
+
+
+def _partial_labels(est, X, y, where):
     """``(X, y, indices of the labelled samples)`` of a semi-supervised fit: ``y = -1`` marks an
     unlabelled sample (scikit-learn's convention); at least two labelled classes."""
-    from sklearn.utils.validation import validate_data
-
     est._validate_params()
-    _check_renamed_landmarks(est, where, stacklevel=5 + _depth)  # fit -> [_depth helpers] -> here
+    _check_renamed_landmarks(est, where, stacklevel=5)  # fit's caller: fit -> here -> check -> warn
     X, y = validate_data(est, X, y, dtype=np.float64)
     y = np.asarray(y)
     labelled = np.flatnonzero(y != -1)
@@ -276,8 +369,44 @@ def _check_label_free_sampler(est):
                          "partial: choose a label-free sampler (e.g. kmeans, uniform)")
 
 
-class _SemiSupervised:
-    """Mixin of the semi-supervised learners: ``fit(X, y)`` needs y (``-1`` marks unlabelled samples)."""
+class _SemiSupervised(TransformerMixin, BaseEstimator):
+    """Base of the semi-supervised kernel learners (CSI, ClusterKernel, SpectralGraphKernel,
+    LogDetKernelLearning, GeneralizedNystrom, GeneralizedNystromMKL): ``fit(X, y)`` needs y (``-1``
+    marks unlabelled samples) and opens the same way for all -- parameters and partial labels checked,
+    then a learner's own checks (:meth:`_check_fit_params`), then on the clock the base kernel ``kernel_`` (learners with a ``kernel`` parameter)
+    and :meth:`_fit` with the count ``n_components`` resolves to; ``fit_time_`` the seconds from there."""
+
+    def fit(self, X, y):
+        """Learn the kernel on X (every sample, labelled or not) with the labels of y.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels; -1 marks an unlabelled sample.  At least two labelled classes.
+
+        Returns
+        -------
+        self : object
+            The fitted learner.
+        """
+        where = type(self).__name__
+        X, y, labelled = _partial_labels(self, X, y, where)
+        self._check_fit_params(X, labelled)
+        t0 = time.perf_counter()
+        if "kernel" in self._parameter_constraints:
+            self.kernel_ = _estimator_kernel(self, X, where)
+        self._fit(X, y, labelled, _landmark_count(self, len(X)))
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+    def _check_fit_params(self, X, labelled):
+        """A learner's checks of its parameters against the data, before the clock starts."""
+
+    def _fit(self, X, y, labelled, n_components):  # pragma: no cover - abstract
+        """Learn the kernel: X and y validated, ``labelled`` the indices of the labelled samples,
+        ``n_components`` the count ``n_components`` resolves to on X."""
+        raise NotImplementedError
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -286,18 +415,31 @@ class _SemiSupervised:
 
 
 class _TransductiveKernel(_SemiSupervised):
-    """Mixin of a semi-supervised kernel learned on a fixed sample set (cluster kernel, spectral graph
+    """Base of a semi-supervised kernel learned on a fixed sample set (cluster kernel, spectral graph
     kernel): the factor ``factor_`` (``G`` with ``K~ = G G^T``) exists for the fitted samples only, so
     ``transform`` accepts exactly the fitted X and explains otherwise."""
 
     def transform(self, X):
         """The rows of the learned factor for the fitted samples (X must be the X given to fit)."""
-        from sklearn.utils.validation import check_is_fitted, validate_data
-
-        check_is_fitted(self, "factor_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = _new_input(self, X, "factor_", sparse=False)
         if X.shape != self.X_fit_.shape or not np.array_equal(X, self.X_fit_):
             raise ValueError(f"{type(self).__name__} is transductive: its kernel exists on the samples it was fitted "
                              "on only, so transform takes exactly that X (fit on every sample, labelled and "
                              "unlabelled, to embed them)")
         return self.factor_
+
+
+class _LandmarkKernel(_Landmarks, _SemiSupervised):
+    """Base of a semi-supervised kernel learned on landmarks (LogDet kernel learning, generalized
+    Nystrom): the landmarks come from a sampler that needs no targets (the labels are partial), and
+    the learned kernel's factor extends to new points as ``K(X, landmarks_) root_``."""
+
+    def _check_fit_params(self, X, labelled):
+        """The sampler needs no targets (the labels are partial)."""
+        _check_label_free_sampler(self)
+
+    def transform(self, X):
+        """The factor ``G = K(X, landmarks_) root_`` of the learned kernel (``K~ = G G^T``), for fitted and new
+        samples alike."""
+        X = _new_input(self, X, "root_", sparse=False)
+        return self.kernel_(X, self.landmarks_) @ self.root_

@@ -34,28 +34,18 @@ initial distances over the labelled pairs (ITML's choice).
 from __future__ import annotations
 
 import numbers
-import time
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import approx
 from ._base import (
     _KERNEL_CONSTRAINTS,
-    _N_COMPONENTS_CONSTRAINT,
-    _N_LANDMARKS_CONSTRAINT,
+    _SAMPLER_CONSTRAINTS,
     DEPRECATED,
-    _check_label_free_sampler,
-    _choose_landmarks,
-    _estimator_kernel,
-    _landmark_operator,
-    _landmark_param,
-    _n_components,
-    _partial_labels,
-    _SemiSupervised,
+    _LandmarkKernel,
+    _set_params,
 )
 
 __all__ = ["LogDetKernelLearning", "logdet_projections"]
@@ -108,7 +98,7 @@ def logdet_projections(K, pairs, sign, targets, gamma=1.0, max_sweeps=50, tol=1e
     return K, duals, sweeps
 
 
-class LogDetKernelLearning(_SemiSupervised, TransformerMixin, BaseEstimator):
+class LogDetKernelLearning(_LandmarkKernel):
     """Low-rank LogDet kernel learning from labelled pairs (Kulis et al., JMLR 2009), inductive.
 
     ``fit(X, y)`` with ``y = -1`` for unlabelled samples; ``transform(X)`` returns G with
@@ -161,58 +151,32 @@ class LogDetKernelLearning(_SemiSupervised, TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {
         **_KERNEL_CONSTRAINTS,
-        "n_components": _N_COMPONENTS_CONSTRAINT,
-        "n_landmarks": _N_LANDMARKS_CONSTRAINT,
-        "sampler": [str, callable],
-        "landmarks": ["array-like", None],
+        **_SAMPLER_CONSTRAINTS,
         "slack": [Interval(numbers.Real, 0, np.inf, closed="right")],
         "quantiles": [tuple, list],
         "max_sweeps": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
-        "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, n_components=0.1,
                  sampler="kmeans", landmarks=None, slack=1.0, quantiles=(5, 95), max_sweeps=20, tol=1e-3,
                  random_state=None, n_landmarks=DEPRECATED):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.sigma = sigma
-        self.n_components = n_components
-        self.n_landmarks = n_landmarks
-        self.sampler = sampler
-        self.landmarks = landmarks
-        self.slack = slack
-        self.quantiles = quantiles
-        self.max_sweeps = max_sweeps
-        self.tol = tol
-        self.random_state = random_state
+        _set_params(self, locals())
 
-    _choose_landmarks = _choose_landmarks
-    _landmark_operator = _landmark_operator
-
-    def fit(self, X, y):
-        """Learn M from the labelled pairs of y (-1 for unlabelled samples) on the Nystrom kernel of X.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : LogDetKernelLearning
-        """
-        X, y, labelled = _partial_labels(self, X, y, "LogDetKernelLearning")
-        lo_q, hi_q = (float(q) for q in self.quantiles)
+    def _check_fit_params(self, X, labelled):
+        lo_q, hi_q = self._percentiles()
         if not 0 <= lo_q <= hi_q <= 100:
             raise ValueError(f"quantiles must be two percentiles 0 <= lo <= hi <= 100, got {self.quantiles!r}")
-        _check_label_free_sampler(self)
-        t0 = time.perf_counter()
-        self.kernel_ = kern = _estimator_kernel(self, X, "LogDetKernelLearning")
-        op = self._landmark_operator(X, None, kern, c=_n_components(_landmark_param(self), len(X)))
+        super()._check_fit_params(X, labelled)
+
+    def _percentiles(self):
+        """``quantiles`` as the two floats (lo, hi)."""
+        return [float(q) for q in self.quantiles]
+
+    def _fit(self, X, y, labelled, c):
+        """Learn M from the labelled pairs of y (-1 for unlabelled samples) on the Nystrom kernel of X on c
+        landmarks."""
+        op = self._landmark_operator(X, None, self.kernel_, c=c)
         T, _ = approx.lowrank_pinv_factor(op.W)
         self.landmarks_ = op.Z
         G0_l = op.C[labelled] @ T
@@ -221,7 +185,7 @@ class LogDetKernelLearning(_SemiSupervised, TransformerMixin, BaseEstimator):
         i, j = np.triu_indices(len(labelled), k=1)
         sign = np.where(yl[i] == yl[j], 1.0, -1.0)
         d0 = np.diag(K0)[i] + np.diag(K0)[j] - 2 * K0[i, j]
-        upper, lower = np.percentile(d0, [lo_q, hi_q])
+        upper, lower = np.percentile(d0, self._percentiles())
         self.bounds_ = (float(upper), float(lower))
         targets = np.where(sign > 0, upper, lower)
         K, _, self.n_sweeps_ = logdet_projections(K0, np.column_stack([i, j]), sign, targets, gamma=self.slack,
@@ -234,11 +198,3 @@ class LogDetKernelLearning(_SemiSupervised, TransformerMixin, BaseEstimator):
         d = np.diag(K)[i] + np.diag(K)[j] - 2 * K[i, j]
         self.violation_ = float(np.max(np.maximum(sign * (d - targets), 0.0) / targets)) if len(d) else 0.0
         self.n_constraints_ = len(sign)
-        self.fit_time_ = time.perf_counter() - t0
-        return self
-
-    def transform(self, X):
-        """The factor ``G = K(X, landmarks) T M^{1/2}`` of the learned kernel."""
-        check_is_fitted(self, "root_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self.kernel_(X, self.landmarks_) @ self.root_

@@ -29,20 +29,12 @@ a transductive baseline for the paper's sets (n <= ~10^4), not a Nystrom method.
 from __future__ import annotations
 
 import numbers
-import time
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import (
-    _KERNEL_CONSTRAINTS,
-    _estimator_kernel,
-    _n_components,
-    _partial_labels,
-    _TransductiveKernel,
-)
+from ._base import _KERNEL_CONSTRAINTS, _N_COMPONENTS_CONSTRAINT, _set_params, _TransductiveKernel
 
 __all__ = ["ClusterKernel", "transfer"]
 
@@ -66,7 +58,7 @@ def transfer(eigenvalues, name, cut, power=2.0):
     raise ValueError(f"transfer must be one of {', '.join(TRANSFERS)}, got {name!r}")
 
 
-class ClusterKernel(_TransductiveKernel, TransformerMixin, BaseEstimator):
+class ClusterKernel(_TransductiveKernel):
     """The cluster kernel of Chapelle, Weston & Schoelkopf (NIPS 2002), as a low-rank factor.
 
     ``fit(X, y)`` (``y = -1`` for unlabelled samples) builds the kernel on every sample of X;
@@ -115,39 +107,17 @@ class ClusterKernel(_TransductiveKernel, TransformerMixin, BaseEstimator):
         "transfer": [StrOptions(set(TRANSFERS))],
         "cut": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "power": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_components": [Interval(numbers.Integral, 1, None, closed="left"),
-                         Interval(numbers.Real, 0, 1, closed="right")],
+        "n_components": _N_COMPONENTS_CONSTRAINT,
     }
 
     def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, transfer="poly_step",
                  cut=None, power=2.0, n_components=0.1):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.sigma = sigma
-        self.transfer = transfer
-        self.cut = cut
-        self.power = power
-        self.n_components = n_components
+        _set_params(self, locals())
 
-    def fit(self, X, y):
-        """Build the cluster kernel on X; y (-1 for unlabelled samples) only sets the default ``cut``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : ClusterKernel
-        """
-        X, y, labelled = _partial_labels(self, X, y, "ClusterKernel")
-        t0 = time.perf_counter()
+    def _fit(self, X, y, labelled, k):
+        """Build the cluster kernel on X, its factor of rank k; y (-1 for unlabelled samples) only sets the
+        default ``cut``."""
         n = len(X)
-        k = _n_components(self.n_components, n)
-        self.kernel_ = _estimator_kernel(self, X, "ClusterKernel")
         K = self.kernel_(X)
         if np.any(K < -1e-12):
             raise ValueError("ClusterKernel needs a non-negative kernel (row sums are degrees); choose e.g. "
@@ -165,5 +135,3 @@ class ClusterKernel(_TransductiveKernel, TransformerMixin, BaseEstimator):
         F /= np.sqrt(np.where(diag > 0, diag, 1.0))[:, None]
         self.eigenvalues_, self.transferred_, self.n_components_ = w, phi, k
         self.factor_, self.X_fit_ = F, X
-        self.fit_time_ = time.perf_counter() - t0
-        return self

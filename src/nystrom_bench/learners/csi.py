@@ -31,20 +31,17 @@ triangular): ``G(x) . G(p) = k(x, p)`` for every pivot p, which the training row
 from __future__ import annotations
 
 import numbers
-import time
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (
     _KERNEL_CONSTRAINTS,
-    _estimator_kernel,
-    _n_components,
-    _partial_labels,
+    _N_COMPONENTS_CONSTRAINT,
+    _new_input,
     _SemiSupervised,
+    _set_params,
 )
 
 __all__ = ["CSI"]
@@ -53,7 +50,7 @@ __all__ = ["CSI"]
 _TINY = 1e-12
 
 
-class CSI(_SemiSupervised, TransformerMixin, BaseEstimator):
+class CSI(_SemiSupervised):
     """Cholesky with side information (Bach & Jordan, ICML 2005), semi-supervised, exact gains.
 
     ``fit(X, y)`` with ``y = -1`` for unlabelled samples; ``transform(X)`` returns the factor G
@@ -103,8 +100,7 @@ class CSI(_SemiSupervised, TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {
         **_KERNEL_CONSTRAINTS,
-        "n_components": [Interval(numbers.Integral, 1, None, closed="left"),
-                         Interval(numbers.Real, 0, 1, closed="right")],
+        "n_components": _N_COMPONENTS_CONSTRAINT,
         "kappa": [Interval(numbers.Real, 0, 1, closed="both")],
         "centering": ["boolean"],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -112,34 +108,12 @@ class CSI(_SemiSupervised, TransformerMixin, BaseEstimator):
 
     def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, n_components=0.1,
                  kappa=0.99, centering=True, tol=0.0):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.sigma = sigma
-        self.n_components = n_components
-        self.kappa = kappa
-        self.centering = centering
-        self.tol = tol
+        _set_params(self, locals())
 
-    def fit(self, X, y):
-        """Choose the pivots on X with the labels of y (-1 for unlabelled samples).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : CSI
-        """
-        X, y, labelled = _partial_labels(self, X, y, "CSI")
-        t0 = time.perf_counter()
+    def _fit(self, X, y, labelled, r):
+        """Choose the pivots on X with the labels of y (-1 for unlabelled samples), at most r."""
         n = len(X)
-        r = _n_components(self.n_components, n)
-        self.kernel_ = kern = _estimator_kernel(self, X, "CSI")
-        K = kern(X)
+        K = self.kernel_(X)
         diag = np.diag(K).copy()
         trace = float(diag.sum())
         if trace <= 0:
@@ -192,12 +166,9 @@ class CSI(_SemiSupervised, TransformerMixin, BaseEstimator):
         self.n_components_ = k
         self.pivot_points_ = X[self.pivots_]
         self.pivot_factor_ = np.tril(self.factor_[self.pivots_])
-        self.fit_time_ = time.perf_counter() - t0
-        return self
 
     def transform(self, X):
         """The factor rows ``L^{-1} k(pivots, x)`` of X (the fitted rows for the fitted samples)."""
-        check_is_fitted(self, "factor_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = _new_input(self, X, "factor_", sparse=False)
         C = self.kernel_(self.pivot_points_, X)
         return linalg.solve_triangular(self.pivot_factor_, C, lower=True, check_finite=False).T

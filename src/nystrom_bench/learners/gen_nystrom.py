@@ -36,28 +36,19 @@ Must-link constraints (Section 3.3) restrict the second term to the labelled pai
 from __future__ import annotations
 
 import numbers
-import time
 
 import numpy as np
 from scipy import linalg, optimize
-from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .. import approx
+from .. import approx, kernels
 from ._base import (
     _KERNEL_CONSTRAINTS,
-    _N_COMPONENTS_CONSTRAINT,
-    _N_LANDMARKS_CONSTRAINT,
+    _SAMPLER_CONSTRAINTS,
     DEPRECATED,
-    _check_label_free_sampler,
-    _choose_landmarks,
-    _estimator_kernel,
-    _landmark_operator,
-    _landmark_param,
-    _n_components,
-    _partial_labels,
-    _SemiSupervised,
+    _LandmarkKernel,
+    _new_input,
+    _set_params,
 )
 
 __all__ = ["GeneralizedNystrom", "GeneralizedNystromMKL", "ideal_kernel", "centered_alignment", "project_psd", "solve_stationary"]
@@ -185,31 +176,23 @@ class _Problem:
 
 #: parameter constraints of both versions
 _SHARED_CONSTRAINTS = {
-    "n_components": _N_COMPONENTS_CONSTRAINT,
-    "n_landmarks": _N_LANDMARKS_CONSTRAINT,
-    "sampler": [str, callable],
-    "landmarks": ["array-like", None],
+    **_SAMPLER_CONSTRAINTS,
     "lam": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "lambda_grid": ["array-like"],
     "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
     "tol": [Interval(numbers.Real, 0, None, closed="left")],
     "rcond": [Interval(numbers.Real, 0, 1, closed="neither")],
-    "random_state": ["random_state", np.random.Generator],
 }
 
 
-class _GeneralizedNystromBase(_SemiSupervised, TransformerMixin, BaseEstimator):
-    """What the single- and multiple-kernel versions share: labels, landmark count, lambda grid, prior."""
+class _GeneralizedNystromBase(_LandmarkKernel):
+    """What the single- and multiple-kernel versions share: the checks of a fit, lambda grid, prior."""
 
-    def _labels(self, X, y, where):
-        """``(X, y, indices of the labelled samples)`` after the checks of a fit."""
-        X, y, labelled = _partial_labels(self, X, y, where, _depth=1)
-        _check_label_free_sampler(self)
+    def _check_fit_params(self, X, labelled):
+        super()._check_fit_params(X, labelled)
         if self.sampler == "gaussian_sketch" and self.landmarks is None or isinstance(self.landmarks, approx.Sketch):
-            raise ValueError(f"{where} needs landmark points (a dictionary kernel on them); a Gaussian sketch has "
-                             "none: choose a landmark sampler (e.g. kmeans, uniform)")
-        self.n_components_ = self.n_landmarks_ = _n_components(_landmark_param(self), len(X))
-        return X, y, labelled
+            raise ValueError(f"{type(self).__name__} needs landmark points (a dictionary kernel on them); a Gaussian "
+                             "sketch has none: choose a landmark sampler (e.g. kmeans, uniform)")
 
     def _lambdas(self):
         grid = [float(self.lam)] if self.lam is not None else [float(v) for v in self.lambda_grid]
@@ -334,56 +317,29 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
     def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, n_components=0.1,
                  sampler="kmeans", landmarks=None, lam=None, lambda_grid=LAMBDA_GRID, must_link=None, max_iter=20,
                  tol=1e-6, rcond=1e-10, random_state=None, n_landmarks=DEPRECATED):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.sigma = sigma
-        self.n_components = n_components
-        self.n_landmarks = n_landmarks
-        self.sampler = sampler
-        self.landmarks = landmarks
-        self.lam = lam
-        self.lambda_grid = lambda_grid
-        self.must_link = must_link
-        self.max_iter = max_iter
-        self.tol = tol
-        self.rcond = rcond
-        self.random_state = random_state
+        _set_params(self, locals())
 
-    _choose_landmarks = _choose_landmarks
-    _landmark_operator = _landmark_operator
+    def _mask(self):
+        """The must-link mask as float64, or None."""
+        return None if self.must_link is None else np.asarray(self.must_link, dtype=np.float64)
 
-    def fit(self, X, y):
-        """Learn S from X (all samples) and y (class labels, -1 for unlabelled ones).
+    def _check_fit_params(self, X, labelled):
+        super()._check_fit_params(X, labelled)
+        mask = self._mask()
+        if mask is not None and mask.shape != (len(labelled), len(labelled)):
+            raise ValueError(f"must_link must have shape (n_labelled, n_labelled) = ({len(labelled)}, "
+                             f"{len(labelled)}), got {mask.shape}")
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Integer class labels; -1 marks an unlabelled sample.  At least two labelled classes.
-
-        Returns
-        -------
-        self : GeneralizedNystrom
-        """
-        X, y, labelled = self._labels(X, y, "GeneralizedNystrom")
-        mask = None
-        if self.must_link is not None:
-            mask = np.asarray(self.must_link, dtype=np.float64)
-            if mask.shape != (len(labelled), len(labelled)):
-                raise ValueError(f"must_link must have shape (n_labelled, n_labelled) = ({len(labelled)}, "
-                                 f"{len(labelled)}), got {mask.shape}")
-        t0 = time.perf_counter()
-        kern = _estimator_kernel(self, X, "GeneralizedNystrom")
-        self.kernel_ = kern
-        op = self._landmark_operator(X, None, kern, c=self.n_landmarks_)
+    def _fit(self, X, y, labelled, m):
+        """Learn S on m landmarks from X (all samples) and y (class labels, -1 for unlabelled ones)."""
+        self.n_components_ = self.n_landmarks_ = m
+        op = self._landmark_operator(X, None, self.kernel_, c=m)
         self.landmarks_, self.component_indices_ = op.Z, op.landmark_indices
         E_l = op.C[labelled]
         K_star = ideal_kernel(y[labelled])
         self.beta_, S0 = self._prior(E_l, K_star, op.W, self.rcond)
         self.prior_ = S0
-        problem = _Problem(E_l, K_star, S0, mask)
+        problem = _Problem(E_l, K_star, S0, self._mask())
         best = None
         self.alignment_, self.dictionary_path_ = {}, {}
         for lam in self._lambdas():
@@ -397,17 +353,15 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
         _, self.lam_, self.dictionary_, self.objective_path_ = best
         self.n_iter_ = len(self.objective_path_) - 1
         self.root_ = self._root(self.dictionary_)
-        self.fit_time_ = time.perf_counter() - t0
-        return self
 
     def transform(self, X, lam=None):
         """The factor ``G = K(X, Z) S^{1/2}`` (n_samples x m): ``G G^T`` is the learned kernel.
 
         ``lam``: the factor of ``S(lam)`` of ``dictionary_path_`` instead of the chosen one."""
-        check_is_fitted(self, "dictionary_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        root = self.root_ if lam is None else self._root(self.dictionary_path_[lam])
-        return self.kernel_(X, self.landmarks_) @ root
+        if lam is None:
+            return super().transform(X)
+        X = _new_input(self, X, "root_", sparse=False)
+        return self.kernel_(X, self.landmarks_) @ self._root(self.dictionary_path_[lam])
 
 
 #: the paper's M = 9 widths b = 2^-4 b0, ..., 2^4 b0 of exp(-||x - y||^2 / b), b0 the mean squared distance
@@ -487,21 +441,7 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
     def __init__(self, width_scales=WIDTH_SCALES, n_components=0.1 / 3, sampler="kmeans", landmarks=None, lam=None,
                  lambda_grid=LAMBDA_GRID, max_outer=5, max_iter=10, tol=1e-6, rcond=1e-10, random_state=None,
                  n_landmarks=DEPRECATED):
-        self.width_scales = width_scales
-        self.n_components = n_components
-        self.n_landmarks = n_landmarks
-        self.sampler = sampler
-        self.landmarks = landmarks
-        self.lam = lam
-        self.lambda_grid = lambda_grid
-        self.max_outer = max_outer
-        self.max_iter = max_iter
-        self.tol = tol
-        self.rcond = rcond
-        self.random_state = random_state
-
-    _choose_landmarks = _choose_landmarks
-    _landmark_operator = _landmark_operator
+        _set_params(self, locals())
 
     @staticmethod
     def _mixture_objective(lam, T, alpha, S0, parts, K_star):
@@ -534,29 +474,23 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
                 break
         return T, alpha, path, parts
 
-    def fit(self, X, y):
-        """Learn the T_j and weights from X and y (class labels, -1 for unlabelled samples).
+    def _scales(self):
+        """The width scales s_j as a flat float64 array."""
+        return np.asarray(self.width_scales, dtype=np.float64).ravel()
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : GeneralizedNystromMKL
-        """
-        from .. import kernels
-
-        X, y, labelled = self._labels(X, y, "GeneralizedNystromMKL")
-        scales = np.asarray(self.width_scales, dtype=np.float64).ravel()
+    def _check_fit_params(self, X, labelled):
+        super()._check_fit_params(X, labelled)
+        scales = self._scales()
         if not len(scales) or scales.min() <= 0:
             raise ValueError(f"width_scales must hold positive numbers, got {self.width_scales!r}")
-        t0 = time.perf_counter()
+
+    def _fit(self, X, y, labelled, m):
+        """Learn the T_j and weights on m landmarks from X and y (class labels, -1 for unlabelled samples)."""
+        self.n_components_ = self.n_landmarks_ = m
         b0 = kernels.mean_sq_dist(X)
-        self.gammas_ = 1.0 / (scales * b0)
+        self.gammas_ = 1.0 / (self._scales() * b0)
         kerns = [kernels.make("gaussian", gamma=float(g)) for g in self.gammas_]
-        Z = np.asarray(self._choose_landmarks(X, None, kerns[len(kerns) // 2], c=self.n_landmarks_))
+        Z = np.asarray(self._choose_landmarks(X, None, kerns[len(kerns) // 2], c=m))
         Z = X[Z] if Z.ndim == 1 else Z
         self.landmarks_ = Z
         K_star = ideal_kernel(y[labelled])
@@ -587,11 +521,8 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
         self.n_iter_ = len(self.objective_path_) - 1
         self.roots_ = [self._root(Tj) for Tj in self.dictionaries_]
         self._kernels = kerns
-        self.fit_time_ = time.perf_counter() - t0
-        return self
 
     def transform(self, X):
         """The factor ``[K_1(X, Z) R_1, ..., K_M(X, Z) R_M]`` of the learned mixture kernel."""
-        check_is_fitted(self, "dictionaries_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = _new_input(self, X, "roots_", sparse=False)
         return np.hstack([k(X, self.landmarks_) @ R for k, R in zip(self._kernels, self.roots_, strict=True)])

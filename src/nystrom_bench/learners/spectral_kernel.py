@@ -28,14 +28,12 @@ NNLS over k weights with l^2 rows -- a transductive baseline, not a Nystrom meth
 from __future__ import annotations
 
 import numbers
-import time
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
 
-from ._base import _n_components, _partial_labels, _TransductiveKernel
+from ._base import _N_COMPONENTS_CONSTRAINT, _set_params, _TransductiveKernel
 from .mkl import alignment_weights
 
 __all__ = ["SpectralGraphKernel", "knn_laplacian", "order_constrained_weights"]
@@ -85,7 +83,7 @@ def order_constrained_weights(Phi_l, T, free):
     return mu
 
 
-class SpectralGraphKernel(_TransductiveKernel, TransformerMixin, BaseEstimator):
+class SpectralGraphKernel(_TransductiveKernel):
     """Order-constrained spectral graph kernel of Zhu et al. (NIPS 2004), as a low-rank factor.
 
     ``fit(X, y)`` (``y = -1`` for unlabelled samples) builds the graph on every sample of X and learns
@@ -126,30 +124,15 @@ class SpectralGraphKernel(_TransductiveKernel, TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_components": [Interval(numbers.Integral, 1, None, closed="left"),
-                         Interval(numbers.Real, 0, 1, closed="right")],
+        "n_components": _N_COMPONENTS_CONSTRAINT,
     }
 
     def __init__(self, n_neighbors=10, n_components=0.1):
-        self.n_neighbors = n_neighbors
-        self.n_components = n_components
+        _set_params(self, locals())
 
-    def fit(self, X, y):
-        """Learn the spectral weights on X with the labels of y (-1 for unlabelled samples).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : SpectralGraphKernel
-        """
-        X, y, labelled = _partial_labels(self, X, y, "SpectralGraphKernel")
-        t0 = time.perf_counter()
+    def _fit(self, X, y, labelled, k):
+        """Learn the weights of the k smoothest eigenvectors on X with the labels of y (-1 for unlabelled samples)."""
         n = len(X)
-        k = _n_components(self.n_components, n)
         w, Phi = linalg.eigh(knn_laplacian(X, self.n_neighbors), subset_by_index=[0, k - 1], overwrite_a=True,
                              check_finite=False)
         yl = y[labelled]
@@ -161,5 +144,3 @@ class SpectralGraphKernel(_TransductiveKernel, TransformerMixin, BaseEstimator):
         self.alignment_ = float(np.sum(Kl * T) / (np.linalg.norm(Kl) * np.linalg.norm(T))) if mu.any() else 0.0
         self.eigenvalues_, self.weights_, self.n_components_ = w, mu, k
         self.factor_, self.X_fit_ = Phi * np.sqrt(mu), X
-        self.fit_time_ = time.perf_counter() - t0
-        return self
