@@ -5,10 +5,10 @@ import pandas as pd
 import pytest
 from scipy import linalg
 
-from nystrom_bench import data, results, selection, studies
+from nystrom_bench import data, results, sections, selection, studies
 from nystrom_bench.config import ConfigError, check
-from nystrom_bench.studies import consistency as cons_mod
-from nystrom_bench.studies import selection as sel_mod
+from nystrom_bench.sections import consistency as cons_mod
+from nystrom_bench.sections import selection as sel_mod
 
 METHODS = {"original": {"approximation": "exact"}, "optapp": {"approximation": "optimal"},
            "uniform": {"sampler": "uniform"}, "adapt_kumar": {"sampler": "adaptive_kumar"},
@@ -59,6 +59,24 @@ def test_rows_follow_the_papers_settings_and_original_equals_a_dense_criterion()
     assert by[("uniform", -1, "c_ipe")]["params"] == by[("uniform", -1, "c_ree")]["params"]
 
 
+
+def test_one_k_tilde_per_method_and_width_and_the_exact_criteria_once(monkeypatch):
+    """The criteria (a coord) of one (method, width) share one K~; Original's K is the shared reference."""
+    calls, real = [], selection.criterion_values
+
+    def spy(X, y, gamma, approximation="exact", *args, **kw):
+        calls.append((approximation, gamma))
+        return real(X, y, gamma, approximation, *args, **kw)
+
+    monkeypatch.setattr(selection, "criterion_values", spy)
+    block = _block()
+    kind, rows = _run(block)
+    # one call per (method, width): Original's is the reference every method reads, computed once
+    assert sorted(calls) == sorted((m.get("approximation", "nystrom"), 2.0**g) for m in METHODS.values()
+                                   for g in (-4, -1))
+    table = sections.get("consistency").tables(results.frame("consistency", rows, kind.coords), block)
+    assert len(table) == 1 and len(table[0][1]) == len(METHODS) * 2
+
 def test_every_method_row_is_its_own_k_tilde_criterion():
     """Each method's C(K~) at one width equals a dense computation on that method's K~ (OptApp, MCM here;
     the Nystrom family through selection's dense brute-force test)."""
@@ -100,11 +118,12 @@ def test_curve_stats_argmin_and_spearman():
 
 
 @pytest.mark.parametrize("patch, match", [
-    ({"methods": {"x": {"approximation": "svd"}}}, "unknown approximation 'svd'"),
+    ({"methods": {"x": {"approximation": "svd"}}}, "approximation must be one of exact, mcm, .*got 'svd'"),
     ({"methods": {"x": {"sampler": "nope"}}}, "unknown sampler 'nope'"),
-    ({"methods": {"x": {"rank": 0}}}, "rank must be an integer"),
+    ({"methods": {"x": {"rank": 0}}}, "option 'rank': 0 is less than the minimum of 1"),
+    ({"methods": {"x": {"approximation": "exact", "rank": 5}}}, r"unknown key\(s\) \['rank'\]"),
     ({"params": {"log2_gammas": []}}, "log2_gammas"),
-    ({"params": {"criteria": ["loo"]}}, "criteria must be"),
+    ({"params": {"criteria": ["loo"]}}, "parameter 'criteria': 'loo' is not one of"),
     ({"params": {"train_sizes": [100, 400]}}, "has only 345 rows"),
     ({"kernels": {"g": {"kernel": "gaussian", "gamma": 0.5}}}, "log2_gamma"),
     ({"split": {"n_train": 400}}, "does not fit"),
@@ -128,7 +147,7 @@ def test_selection_study_rows_cv_shared_and_paper_tables():
     acc = next(r for r in rows if r["method"] == "accurate" and r["coords"]["criterion"] == "c_ree")
     assert acc["params"]["gamma"] == res.best_gamma
     df = results.frame("selection", rows, kind.coords)
-    tables = kind.report_tables(df, block)
+    tables = sections.get("selection").tables(df, block)
     assert "Table I (C_ree)" in tables[1][0] or "Table I (C_ree)" in tables[0][0]
     paper = sel_mod.PAPER_TABLES[("c_ree", "housing")]
     assert paper["Accurate"][:2] == pytest.approx((27.9, 4.8)) and paper["n"] == 506

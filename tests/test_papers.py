@@ -71,8 +71,9 @@ def test_ding_tables_and_claims():
                                            "mcm": [3.06, 0.50, 10.0, 7.44e-3], "nystrom": [2.80, 0.47, 10.0, 2.27e-3]}
     assert t2["classification"]["pima"]["nystrom"] == [76.04, 5.75e-3]
     assert all(len(t[part]) == 10 for t in (t1, t2) for part in ("regression", "classification"))
-    # the selection study reads them through the loader (MSE in its units, accuracy a fraction)
-    from nystrom_bench.studies import consistency, selection
+    # the selection study's report section reads them through the loader (MSE in its units, accuracy a fraction)
+    from nystrom_bench import studies
+    from nystrom_bench.sections import selection
 
     def close(a, b):
         return abs(a - b) <= 1e-12 * abs(b)
@@ -83,7 +84,7 @@ def test_ding_tables_and_claims():
     mean, sd, secs, acc = selection.PAPER_TABLES[("c_ipe", "pima")]["Nystrom"]
     assert close(mean, 0.7604) and sd is None and secs == 5.75e-3 and acc
     # the consistency study's defaults are the papers' settings
-    d = consistency.ConsistencyStudy.param_defaults
+    d = studies.get("consistency").param_defaults
     assert (d["mu"], d["landmark_fraction"], d["adaptive_fraction"], d["k"], d["noise_fraction"]) == (
         0.005, 0.2, 0.1, 20, 0.01)
     assert d["log2_gammas"] == list(range(-10, 3))

@@ -1,0 +1,112 @@
+"""The selection family: choose the Gaussian width, then fit the exact learner there (the selection study).
+
+A block's ``approximation`` (default ``nystrom``) is one of the :mod:`~nystrom_bench.methods.criteria`
+approximations -- the width minimises the trial's criterion (the coord ``criterion``) computed on
+that K~ over ``params.log2_gammas`` (:func:`nystrom_bench.selection.criterion_path`, the papers'
+defaults filled in as there) -- or ``cv``: ``folds``-fold cross-validation of the learner's own
+error (:func:`nystrom_bench.selection.cv_path`; the same for both criteria, computed once per
+(data set, seed) and ``folds``).
+
+The estimator then fits the exact learner at the chosen width on the training part: KRR with
+``alpha = mu l`` on the standardised targets (regression) or the exact
+:class:`~nystrom_bench.learners.LSSVM` with ``mu`` on the labels (classification) -- one fit per
+(data set, seed) and width, shared by the methods that choose it -- and predicts with it.
+"""
+
+from __future__ import annotations
+
+from .. import selection
+from ..learners import KRR, LSSVM
+from . import Method, family, register
+from .criteria import MCM, Exact, ModifiedNystrom, Nystrom, Optimal, settings
+
+family("selection", key="approximation", default="nystrom")
+
+
+class _Selects:
+    """Select by a criterion path on this method's K~ (mixed into a criterion method)."""
+
+    family = "selection"
+
+    def select(self, trial, X, y, grid):
+        """``(SelectionResult, what the row records of the selection)``."""
+        p = trial.params
+        opts = self.build(p, len(X))
+        common = settings(p, y)
+        res = selection.criterion_path(X, y, grid, self.name, trial.coords["criterion"], mu=p["mu"],
+                                       noise_sd=common["noise_sd"], spectrum=p["spectrum"], seed=trial.rng, **opts)
+        return res, {"approximation": self.name, **opts}
+
+    def estimator(self, trial):
+        return _Selected(self, trial)
+
+    def fit_key(self, trial):
+        return None
+
+    def record(self, est, trial):
+        return dict(est.record_)
+
+
+@register
+class ExactSelection(_Selects, Exact):
+    pass
+
+
+@register
+class OptimalSelection(_Selects, Optimal):
+    pass
+
+
+@register
+class NystromSelection(_Selects, Nystrom):
+    pass
+
+
+@register
+class ModifiedNystromSelection(_Selects, ModifiedNystrom):
+    pass
+
+
+@register
+class MCMSelection(_Selects, MCM):
+    pass
+
+
+@register
+class CV(_Selects, Method):
+    """``folds``-fold cross-validation of the learner's error over the grid."""
+
+    name = "cv"
+    options = {"folds": {"type": "integer", "minimum": 2, "default": 5}}
+
+    def select(self, trial, X, y, grid):
+        folds, task = int(self.opts["folds"]), trial.split.info["task"]
+        labels = y if task == "regression" else trial.split.y_train
+        return trial.shared(("cv", folds), lambda: (
+            selection.cv_path(X, labels, grid, task, mu=trial.params["mu"], cv=folds, seed=trial.seed),
+            {"approximation": "cv", "folds": folds}))
+
+
+class _Selected:
+    """fit(X, y): the width (``gamma_``, ``result_``), then the exact learner there (``learner_``,
+    ``learner_seconds_``); predict(X): the learner's."""
+
+    def __init__(self, method, trial):
+        self.method, self.trial = method, trial
+
+    def fit(self, X, y):
+        trial, p = self.trial, self.trial.params
+        grid = [float(2.0**g) for g in p["log2_gammas"]]
+        self.result_, info = self.method.select(trial, X, y, grid)
+        gamma = self.gamma_ = self.result_.best_gamma
+        regression = trial.split.info["task"] == "regression"
+        learner, extra = (KRR, {"fit_intercept": False}) if regression else (LSSVM, {})
+        alpha = p["mu"] * len(trial.split.y_train)
+        self.learner_, self.learner_seconds_ = trial.fitted(
+            ("learner", gamma), lambda: learner(kernel="gaussian", gamma=gamma, alpha=alpha, approximation="exact",
+                                                **extra), X, y if regression else trial.split.y_train)
+        self.record_ = {"gamma": gamma, **info, "mu": p["mu"], "log2_gammas": list(p["log2_gammas"])}
+        return self
+
+    def predict(self, X):
+        return self.learner_.predict(X)
