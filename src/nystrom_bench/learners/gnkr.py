@@ -11,7 +11,6 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import kernels, sampling
 from ..seeding import check_random_state
@@ -20,15 +19,17 @@ from ._base import (
     _N_LANDMARKS_CONSTRAINT,
     DEFAULT_N_COMPONENTS,
     DEPRECATED,
-    _check_renamed_landmarks,
+    _fit_input,
+    _forget,
     _landmark_param,
     _n_components,
+    _new_input,
     _renamed,
+    _set_params,
+    _SparseInput,
     default_gamma,
 )
 
-#: sparse X as the other estimators take it: kernel blocks of sparse products, landmarks as sparse rows
-_SPARSE = ("csr", "csc")
 
 def _deprecated_lams(alphas, lams, where):
     """``alphas``, or the deprecated keyword ``lams`` (FutureWarning); both or neither -> error."""
@@ -102,7 +103,7 @@ def _positive_1d(values, name, where):
     return arr.astype(np.float64)
 
 
-class GNKR(RegressorMixin, BaseEstimator):
+class GNKR(_SparseInput, RegressorMixin, BaseEstimator):
     """Generalized Nystrom kernel regression (Chen et al., NIPS 2016; Chen et al. (NIPS 2016)).
 
     ``f(x) = sum_j alpha_j K(xbar_j, x)`` over m landmarks xbar_j, with
@@ -183,18 +184,7 @@ class GNKR(RegressorMixin, BaseEstimator):
 
     def __init__(self, kernel="gaussian", sigma=None, alpha=1e-6, n_components=DEFAULT_N_COMPONENTS,
                  sampler="column_norm", random_state=None, lam=DEPRECATED, n_landmarks=DEPRECATED):
-        self.kernel = kernel
-        self.sigma = sigma
-        self.alpha = alpha
-        self.n_components = n_components
-        self.sampler = sampler
-        self.random_state = random_state
-        self.lam = lam
-        self.n_landmarks = n_landmarks
-
-    def _forget(self, names):
-        for name in names:
-            self.__dict__.pop(name, None)
+        _set_params(self, locals())
 
     def _landmark_path(self, X, sigmas, rng, landmarks=None, probabilities=None):
         """Yield ``(kernel, indices, sampling seconds)`` for each sigma, in order.
@@ -240,13 +230,10 @@ class GNKR(RegressorMixin, BaseEstimator):
         -------
         self : GNKR
         """
-        self._validate_params()
-        _check_renamed_landmarks(self, "GNKR")
+        X, y, _ = _fit_input(self, X, y, y_numeric=True)  # a sparse X as CSR: landmarks are its rows
         alpha = _renamed(self, "lam", "alpha", "GNKR", how="alpha (the same value: alpha is the paper's lambda)")
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, accept_sparse=_SPARSE)
-        X = kernels.as_2d(X)  # a sparse X as CSR: landmarks are its rows
         t0 = time.perf_counter()
-        self._forget(self._PATH_ATTRS)
+        _forget(self, self._PATH_ATTRS)
         rng = check_random_state(self.random_state)
         self.sigma_ = float(np.sqrt(0.5 / default_gamma(X))) if self.sigma is None else float(self.sigma)
         ((self.kernel_, idx, _),) = self._landmark_path(X, [self.sigma_], rng)
@@ -300,11 +287,8 @@ class GNKR(RegressorMixin, BaseEstimator):
             the (m, n_features) landmark points).  The attributes of :meth:`fit` are
             removed.
         """
-        self._validate_params()
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, accept_sparse=_SPARSE)
-        X = kernels.as_2d(X)  # a sparse X as CSR: landmarks are its rows
+        X, y, _ = _fit_input(self, X, y, y_numeric=True)  # a sparse X as CSR: landmarks are its rows
         sigmas = _positive_1d(sigmas, "sigmas", "GNKR.fit_path")
-        _check_renamed_landmarks(self, "GNKR")
         lams = _positive_1d(_deprecated_lams(alphas, lams, "GNKR.fit_path"), "alphas", "GNKR.fit_path")
         if landmarks is not None:
             L = np.asarray(landmarks)
@@ -315,7 +299,7 @@ class GNKR(RegressorMixin, BaseEstimator):
             landmarks = L
         if probabilities is not None and not isinstance(probabilities, dict):
             raise ValueError("GNKR.fit_path: probabilities must be a dict (float sigma -> (p, seconds)) or None")
-        self._forget(self._FIT_ATTRS)
+        _forget(self, self._FIT_ATTRS)
         rng = check_random_state(self.random_state)
         kerns, indices, points, coefs, fit_t, samp_t = [], [], [], [], [], []
         for kern, idx, t_s in self._landmark_path(X, sigmas, rng, landmarks, probabilities):
@@ -344,8 +328,7 @@ class GNKR(RegressorMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        check_is_fitted(self, "coef_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=_SPARSE)
+        X = _new_input(self, X, "coef_")
         return self.kernel_.mmv(X, self.landmarks_, self.coef_)
 
     def predict_path(self, X):
@@ -365,8 +348,7 @@ class GNKR(RegressorMixin, BaseEstimator):
             product (e.g. ``np.mean((P[i].T - y[:, None]) ** 2, axis=0)`` or
             ``np.mean((P - y) ** 2, axis=-1)``).
         """
-        check_is_fitted(self, "path_coef_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=_SPARSE)
+        X = _new_input(self, X, "path_coef_")
         out = np.empty((len(self.path_sigmas_), X.shape[0], len(self.path_alphas_)))
         for i, (kern, Z, coef) in enumerate(zip(self.path_kernels_, self.path_landmarks_, self.path_coef_,
                                                 strict=True)):
@@ -376,5 +358,4 @@ class GNKR(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.regressor_tags.poor_score = True  # fixed default width: not tuned to arbitrary data
-        tags.input_tags.sparse = True
         return tags

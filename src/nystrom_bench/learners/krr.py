@@ -26,10 +26,9 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .. import approx
-from ..kernels import as_2d
 from ._base import (
     _KERNEL_CONSTRAINTS,
     _LANDMARK_CONSTRAINTS,
@@ -37,14 +36,17 @@ from ._base import (
     DEFAULT_N_COMPONENTS,
     DEPRECATED,
     _as_columns,
-    _check_renamed_landmarks,
-    _check_weights,
-    _choose_landmarks,
+    _bordered,
     _estimator_kernel,
+    _fit_input,
     _landmark_count,
-    _landmark_operator,
     _landmark_param,
+    _Landmarks,
+    _new_input,
     _psd_solve,
+    _set_params,
+    _SparseInput,
+    _weighted_solver,
 )
 
 #: the ``dtype`` an estimator with a float32 path takes: the strings, the NumPy types or dtypes
@@ -72,7 +74,7 @@ AUTO_CG_PER_FEATURE = 40
 AUTO_HOLD_BYTES = 256 * 2**20
 
 
-class _KRRParams(BaseEstimator):
+class _KRRParams(_SparseInput, BaseEstimator):
     """The parameters :class:`KRR` and :class:`KRRClassifier` share, defined once (documented on KRR)."""
 
     _parameter_constraints = {
@@ -87,50 +89,14 @@ class _KRRParams(BaseEstimator):
         "dtype": _DTYPE_CONSTRAINT,
     }
 
-    def __init__(
-        self,
-        kernel="gaussian",
-        gamma=None,
-        degree=None,
-        coef0=None,
-        sigma=None,
-        alpha=DEFAULT_ALPHA,
-        fit_intercept=True,
-        approximation="nystrom",
-        n_components=DEFAULT_N_COMPONENTS,
-        sampler="uniform",
-        mode="lla",
-        solver="auto",
-        cg_tol=1e-6,
-        cg_max_iter=100,
-        dtype="float64",
-        landmarks=None,
-        rank=None,
-        random_state=None,
-        n_landmarks=DEPRECATED,
-    ):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.sigma = sigma
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.approximation = approximation
-        self.n_components = n_components
-        self.sampler = sampler
-        self.mode = mode
-        self.solver = solver
-        self.cg_tol = cg_tol
-        self.cg_max_iter = cg_max_iter
-        self.dtype = dtype
-        self.landmarks = landmarks
-        self.rank = rank
-        self.random_state = random_state
-        self.n_landmarks = n_landmarks
+    def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, alpha=DEFAULT_ALPHA,
+                 fit_intercept=True, approximation="nystrom", n_components=DEFAULT_N_COMPONENTS, sampler="uniform",
+                 mode="lla", solver="auto", cg_tol=1e-6, cg_max_iter=100, dtype="float64", landmarks=None, rank=None,
+                 random_state=None, n_landmarks=DEPRECATED):
+        _set_params(self, locals())
 
 
-class KRR(RegressorMixin, _KRRParams):
+class KRR(_Landmarks, RegressorMixin, _KRRParams):
     """Kernel ridge regression, exact or with a Nystrom approximation.
 
     Parameters
@@ -250,19 +216,12 @@ class KRR(RegressorMixin, _KRRParams):
     True
     """
 
-    _choose_landmarks = _choose_landmarks
-    _landmark_operator = _landmark_operator
-
     def fit(self, X, y, sample_weight=None):
         """Fit on X of shape (n, d) and targets y of shape (n,) or (n, t).
 
         ``sample_weight`` (n,): weighted squared loss ``sum_i s_i (f(x_i) - y_i)^2`` (scikit-learn's
         ``KernelRidge`` convention for the exact fit).  Landmarks are chosen without the weights."""
-        self._validate_params()
-        _check_renamed_landmarks(self, "KRR")
-        X, y = validate_data(self, X, y, y_numeric=True, multi_output=True, dtype=np.float64, accept_sparse=("csr", "csc"))
-        X = as_2d(X)  # a sparse X (CSR or CSC) as CSR: kernel blocks take row slices of it
-        sw = _check_weights(sample_weight, X, "KRR")
+        X, y, sw = _fit_input(self, X, y, sample_weight, y_numeric=True, multi_output=True)
         if sw is not None and self.solver == "cg" and self.approximation == "nystrom" and self.mode != "gsa":
             raise ValueError("KRR: solver='cg' does not take sample_weight (weighted fits are solved directly); use "
                              "solver='direct' or 'auto', or repeat the rows instead of weighting them")
@@ -281,15 +240,12 @@ class KRR(RegressorMixin, _KRRParams):
         if self.approximation == "exact":
             op = approx.build("exact", X, kern)
             if sw is not None:  # (S K + alpha I)^-1 S = S^1/2 (S^1/2 K S^1/2 + alpha I)^-1 S^1/2
-                r = np.sqrt(sw)
-                A = r[:, None] * op.K * r[None, :]
-                A.flat[:: n + 1] += self.alpha
-                solve = lambda B: r[:, None] * _psd_solve(A, r[:, None] * B)  # noqa: E731
+                solve = _weighted_solver(op, sw, self.alpha, exact=True)
             elif self.alpha == 0:
                 solve = lambda B: linalg.lstsq(op.K, B, check_finite=False)[0]  # noqa: E731
             else:
                 solve = lambda B: op.solve(self.alpha, B)  # noqa: E731
-            dual, b = self._bordered(solve, Y)
+            dual, b = _bordered(solve, Y, self.fit_intercept)
             self.X_fit_ = X
         elif self._use_cg(n, sw) or self._refined_float32(sw) or self._streamed_direct(n, sw):
             landmarks = self._choose_landmarks(X, y, kern)
@@ -329,15 +285,8 @@ class KRR(RegressorMixin, _KRRParams):
                 if sw is None:
                     solve = lambda B: op.solve(self.alpha, B)  # noqa: E731
                 else:  # Woodbury on W W^T + alpha I with W = S^1/2 V
-                    r = np.sqrt(sw)
-                    Wf = r[:, None] * op.factor()
-                    inner = Wf.T @ Wf
-                    inner.flat[:: inner.shape[0] + 1] += self.alpha
-
-                    def solve(B):
-                        Bw = r[:, None] * B
-                        return r[:, None] * (Bw - Wf @ _psd_solve(inner, Wf.T @ Bw)) / self.alpha
-                dual, b = self._bordered(solve, Y)
+                    solve = _weighted_solver(op, sw, self.alpha, exact=False)
+                dual, b = _bordered(solve, Y, self.fit_intercept)
                 self.X_fit_ = X
             else:
                 if sw is None:
@@ -409,20 +358,9 @@ class KRR(RegressorMixin, _KRRParams):
                 and sw is None and self.rank is None and not isinstance(self.landmarks, approx.Sketch)
                 and self.alpha > 0)
 
-    def _bordered(self, solve, Y):
-        """``(a, b)`` of ``(K + alpha I) a + b 1 = Y``, ``1^T a = 0`` (b = 0 without intercept), from
-        solves with ``K + alpha I``."""
-        if not self.fit_intercept:
-            return solve(Y), np.zeros(Y.shape[1])
-        both = solve(np.column_stack([Y, np.ones(len(Y))]))
-        a_y, a_1 = both[:, :-1], both[:, -1]
-        b = a_y.sum(axis=0) / a_1.sum()
-        return a_y - np.outer(a_1, b), b
-
     def predict(self, X):
         """Predictions for X of shape (n_new, d)."""
-        check_is_fitted(self, "kernel_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=("csr", "csc"))
+        X = _new_input(self, X, "kernel_")
         if self.approximation == "exact" or self.mode == "gsa":
             out = self.kernel_.mmv(X, self.X_fit_, self.dual_coef_)
         else:  # LLA phi(X) w = K(X, Z) (T w); NCR K(X, Z) beta: one block-wise kernel product
@@ -445,7 +383,6 @@ class KRR(RegressorMixin, _KRRParams):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
-        tags.input_tags.sparse = True  # sparse X: kernel blocks of sparse products (nystrom_bench.kernels)
         # a low-rank approximation with default width cannot fit arbitrary data well: honest tag
         tags.regressor_tags.poor_score = self.approximation == "nystrom"
         return tags
@@ -502,23 +439,15 @@ class KRRClassifier(ClassifierMixin, _KRRParams):
 
     def fit(self, X, y, sample_weight=None):
         """Fit on X of shape (n, d) and class labels y of shape (n,) (``sample_weight`` as in :class:`KRR`)."""
-        self._validate_params()
-        _check_renamed_landmarks(self, "KRRClassifier")
-        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
+        X, y, sample_weight = _fit_input(self, X, y, sample_weight)
         T, self.classes_ = ovr_targets(y)
         params = {**self.get_params(), "n_components": _landmark_param(self), "n_landmarks": DEPRECATED}
         self.regressor_ = KRR(**params).fit(X, T, sample_weight=sample_weight)
         return self
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
     def decision_function(self, X):
         """Scores: shape (n,) for two classes (positive for ``classes_[1]``), else (n, n_classes)."""
-        check_is_fitted(self, "regressor_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=("csr", "csc"))
+        X = _new_input(self, X, "regressor_")
         return self.regressor_.predict(X)
 
     def predict(self, X):

@@ -13,31 +13,33 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .. import approx
-from ..kernels import as_2d
 from ._base import (
     _KERNEL_CONSTRAINTS,
     _LANDMARK_CONSTRAINTS,
     DEFAULT_ALPHA,
     DEFAULT_N_COMPONENTS,
     DEPRECATED,
-    _check_renamed_landmarks,
-    _check_weights,
-    _choose_landmarks,
+    _bordered,
     _class_indices,
     _estimator_kernel,
+    _fit_input,
+    _forget,
     _given,
     _keep_landmarks,
     _landmark_expansion,
-    _landmark_operator,
-    _psd_solve,
+    _Landmarks,
+    _new_input,
     _renamed,
+    _set_params,
+    _SparseInput,
+    _weighted_solver,
 )
 
 
-class LSSVM(ClassifierMixin, BaseEstimator):
+class LSSVM(_Landmarks, _SparseInput, ClassifierMixin, BaseEstimator):
     """Least-squares SVM classifier with bias (Suykens & Vandewalle), exact or Nystrom.
 
     Targets are coded as +1/-1: with two classes one column (+1 for ``classes_[1]``),
@@ -160,41 +162,10 @@ class LSSVM(ClassifierMixin, BaseEstimator):
 
     _FIT_ATTRS = ("dual_coef_", "X_fit_", "coef_", "landmarks_", "component_indices_", "sketch_")
 
-    def __init__(
-        self,
-        kernel="gaussian",
-        gamma=None,
-        degree=None,
-        coef0=None,
-        sigma=None,
-        alpha=DEFAULT_ALPHA,
-        approximation="exact",
-        n_components=DEFAULT_N_COMPONENTS,
-        sampler="uniform",
-        landmarks=None,
-        rank=None,
-        random_state=None,
-        mu=DEPRECATED,
-        n_landmarks=DEPRECATED,
-    ):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.sigma = sigma
-        self.alpha = alpha
-        self.approximation = approximation
-        self.n_components = n_components
-        self.sampler = sampler
-        self.landmarks = landmarks
-        self.rank = rank
-        self.random_state = random_state
-        self.mu = mu
-        self.n_landmarks = n_landmarks
-
-    # the same landmark choice (explicit indices / points / sketch, or the sampler) as KRR
-    _choose_landmarks = _choose_landmarks
-    _landmark_operator = _landmark_operator
+    def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, alpha=DEFAULT_ALPHA,
+                 approximation="exact", n_components=DEFAULT_N_COMPONENTS, sampler="uniform", landmarks=None,
+                 rank=None, random_state=None, mu=DEPRECATED, n_landmarks=DEPRECATED):
+        _set_params(self, locals())
 
     def fit(self, X, y, sample_weight=None):
         """Fit the LSSVM.
@@ -221,19 +192,14 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         -------
         self : LSSVM
         """
-        self._validate_params()
-        _check_renamed_landmarks(self, "LSSVM")
+        X, y, sw = _fit_input(self, X, y, sample_weight)
         mu_given = _given(self.mu)
         if mu_given:
             _renamed(self, "mu", "alpha", "LSSVM",
                      how="alpha = mu * n_samples (the system is K + alpha I; mu=None was alpha=1.0)")
-        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
-        X = as_2d(X)  # a sparse X (CSR or CSC) as CSR: kernel blocks take row slices of it
-        sw = _check_weights(sample_weight, X, "LSSVM")
         y_idx = _class_indices(self, y)
         t0 = time.perf_counter()
-        for name in self._FIT_ATTRS:
-            self.__dict__.pop(name, None)
+        _forget(self, self._FIT_ATTRS)
         if len(self.classes_) == 2:
             Y = np.where(y_idx == 1, 1.0, -1.0)[:, None]
         else:
@@ -245,32 +211,18 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         else:
             op = self._landmark_operator(X, Y[:, 0], kern, rank=self.rank)
         self.operator_ = op
-        # [0 1^T; 1 A] [b; a] = [0; y], A = K + alpha I: solve A [u, v] = [y, 1] once, then
-        # b = 1^T u / 1^T v and a = u - b v
-        n, t = Y.shape
         if mu_given:  # the deprecated mu: today's arithmetic, K + mu l I (None: K + I)
-            l_eff = n if sw is None else float(sw.sum())  # weighted: the number of samples the weights count
+            l_eff = len(Y) if sw is None else float(sw.sum())  # weighted: the number of samples the weights count
             shift = DEFAULT_ALPHA if self.mu is None else self.mu * l_eff
         else:
             shift = float(self.alpha)
-        rhs = np.column_stack([Y, np.ones(n)])
         if sw is None:
-            sol = op.solve(shift, rhs)
+            solve = lambda B: op.solve(shift, B)  # noqa: E731
         else:  # (K + s V^-1)^-1 = R (R K R + s I)^-1 R, R = V^1/2 (see fit's docstring)
-            r = np.sqrt(sw)[:, None]
-            if self.approximation == "exact":
-                A = r * op.K * r.T
-                A.flat[:: n + 1] += shift
-                sol = r * _psd_solve(A, r * rhs)
-            else:  # Woodbury on (R F)(R F)^T + s I, F = C T the Nystrom factor
-                Fw = r * op.factor()
-                inner = Fw.T @ Fw
-                inner.flat[:: inner.shape[0] + 1] += shift
-                Bw = r * rhs
-                sol = r * (Bw - Fw @ _psd_solve(inner, Fw.T @ Bw)) / shift
-        u, v = sol[:, :t], sol[:, t]
-        b = u.sum(axis=0) / v.sum()
-        a = u - np.outer(v, b)
+            solve = _weighted_solver(op, sw, shift, exact=self.approximation == "exact")
+        # [0 1^T; 1 A] [b; a] = [0; y], A = K + alpha I: solve A [u, v] = [y, 1] once, then
+        # b = 1^T u / 1^T v and a = u - b v
+        a, b = _bordered(solve, Y)
         self.intercept_ = b
         if self.approximation == "exact":
             self.dual_coef_, self.X_fit_ = a, X
@@ -279,11 +231,6 @@ class LSSVM(ClassifierMixin, BaseEstimator):
             _keep_landmarks(self, op, X)
         self.fit_time_ = time.perf_counter() - t0
         return self
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True  # sparse X: kernel blocks of sparse products (nystrom_bench.kernels)
-        return tags
 
     def decision_function(self, X):
         """Decision values ``f(x)``: positive for ``classes_[1]`` (two classes), else one per class.
@@ -296,8 +243,7 @@ class LSSVM(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,) for two classes, (n_samples, n_classes) otherwise
         """
-        check_is_fitted(self, "intercept_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=("csr", "csc"))
+        X = _new_input(self, X, "intercept_")
         points, coef, _ = self._rkhs_expansion()
         f = self.kernel_.mmv(X, points, coef) + self.intercept_
         return f[:, 0] if len(self.classes_) == 2 else f

@@ -40,10 +40,10 @@ import numpy as np
 from scipy import linalg, optimize
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from .. import kernels
-from ._base import _class_indices
+from ._base import _class_indices, _new_input, _set_params
 
 __all__ = ["AlignmentMKL", "SimpleMKL", "GroupLassoMKL", "alignment_weights", "svm_mkl_terms"]
 
@@ -129,17 +129,19 @@ class _GaussianMKL(ClassifierMixin, BaseEstimator):
         self.fit_time_ = time.perf_counter() - t0
         return self
 
+    def _svc_output(self, X, method):
+        """The fitted SVM's ``method`` on the combined kernel between X and the training points."""
+        X = _new_input(self, X, "svc_", sparse=False)
+        return getattr(self.svc_, method)(self._gram(X, self.X_fit_))
+
     def decision_function(self, X):
         """The SVM's decision values on the combined kernel."""
-        check_is_fitted(self, "svc_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self.svc_.decision_function(self._gram(X, self.X_fit_))
+        return self._svc_output(X, "decision_function")
 
     def predict(self, X):
         """Class labels."""
-        check_is_fitted(self, "svc_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self.classes_[self.svc_.predict(self._gram(X, self.X_fit_))]
+        labels = self._svc_output(X, "predict")
+        return self.classes_[labels]
 
 
 _MKL_CONSTRAINTS = {
@@ -189,10 +191,7 @@ class AlignmentMKL(_GaussianMKL):
     _parameter_constraints = {"centered": ["boolean"], **_MKL_CONSTRAINTS}
 
     def __init__(self, centered=True, width_scales=WIDTH_SCALES, C=1.0, normalize=True):
-        self.centered = centered
-        self.width_scales = width_scales
-        self.C = C
-        self.normalize = normalize
+        _set_params(self, locals())
 
     def _learn_weights(self, Ks, y_idx):
         from .gen_nystrom import ideal_kernel
@@ -218,19 +217,40 @@ class _SimplexMKL(_GaussianMKL):
                               "tol": [Interval(numbers.Real, 0, None, closed="left")]}
 
     def __init__(self, width_scales=WIDTH_SCALES, C=1.0, normalize=True, max_iter=100, tol=1e-3):
-        self.width_scales = width_scales
-        self.C = C
-        self.normalize = normalize
-        self.max_iter = max_iter
-        self.tol = tol
+        _set_params(self, locals())
 
-    def _start(self, Ks, y_idx):
-        """The uniform weights and their ``(J, g)``; starts ``objective_path_``."""
+    def _learn_weights(self, Ks, y_idx):
+        """From the uniform weights, one :meth:`_step` of the subclass per iteration until the relative duality
+        gap is at most ``tol`` (or ``max_iter`` iterations, or a step that cannot go on); records
+        ``objective_path_``, ``n_iter_`` and ``gap_``."""
         d = np.full(len(Ks), 1.0 / len(Ks))
         J, g = self._svm(Ks, d, y_idx)
         self.objective_path_ = [J]
         self.n_iter_ = 0
-        return d, J, g
+        for it in range(1, self.max_iter + 1):
+            self.n_iter_ = it
+            if self._gap(J, d, g) <= self.tol:
+                break
+            step = self._step(Ks, y_idx, d, J, g)
+            if step is None:  # no direction to move in
+                break
+            d, J, g, go_on = step
+            self.objective_path_.append(J)
+            if not go_on:
+                break
+        self.gap_ = self._gap(J, d, g)
+        return d
+
+    def _step(self, Ks, y_idx, d, J, g):  # pragma: no cover - abstract
+        """One iteration from the weights d with ``(J, g)``: ``(d, J, g, go on?)``, or None where there is no
+        direction to move in (nothing recorded)."""
+        raise NotImplementedError
+
+    def _move(self, Ks, y_idx, d, D, t):
+        """The weights ``d + t D`` (clipped at 0, back on the simplex) and their ``(J, g)``."""
+        d_new = np.clip(d + t * D, 0.0, None)
+        d_new /= d_new.sum()
+        return (d_new, *self._svm(Ks, d_new, y_idx))
 
     def _svm(self, Ks, d, y_idx):
         """``(J(d), g)`` of the SVM trained on ``sum_m d_m K_m``."""
@@ -294,48 +314,33 @@ class SimpleMKL(_SimplexMKL):
         D[mu] = -D.sum()
         return D
 
-    def _learn_weights(self, Ks, y_idx):
-        d, J, g = self._start(Ks, y_idx)
-        for it in range(1, self.max_iter + 1):
-            self.n_iter_ = it
-            if self._gap(J, d, g) <= self.tol:
+    def _step(self, Ks, y_idx, d, J, g):
+        D = self._direction(d, g)
+        if not np.any(D < 0):
+            return None
+        # follow D to the next face while J decreases (a weight reaches 0), as the paper's Algorithm 1
+        while True:
+            neg = D < 0
+            d_new, J_new, g_new = self._move(Ks, y_idx, d, D, float(np.min(-d[neg] / D[neg])))
+            if J_new >= J:
                 break
+            d, J, g = d_new, J_new, g_new
             D = self._direction(d, g)
             if not np.any(D < 0):
                 break
-            # follow D to the next face while J decreases (a weight reaches 0), as the paper's Algorithm 1
-            while True:
-                neg = D < 0
-                step = float(np.min(-d[neg] / D[neg]))
-                d_new = np.clip(d + step * D, 0.0, None)
-                d_new /= d_new.sum()
-                J_new, g_new = self._svm(Ks, d_new, y_idx)
-                if J_new >= J:
-                    break
+        # Armijo backtracking along D on [0, step]
+        slope = float(-0.5 * g @ D)
+        if slope >= 0 or not np.any(D < 0):
+            return d, J, g, True
+        neg = D < 0
+        t = float(np.min(-d[neg] / D[neg]))
+        while t > 1e-12:
+            d_new, J_new, g_new = self._move(Ks, y_idx, d, D, t)
+            if J_new <= J + 1e-4 * t * slope:
                 d, J, g = d_new, J_new, g_new
-                D = self._direction(d, g)
-                if not np.any(D < 0):
-                    break
-            # Armijo backtracking along D on [0, step]
-            slope = float(-0.5 * g @ D)
-            if slope >= 0 or not np.any(D < 0):
-                self.objective_path_.append(J)
-                continue
-            neg = D < 0
-            t = float(np.min(-d[neg] / D[neg]))
-            while t > 1e-12:
-                d_new = np.clip(d + t * D, 0.0, None)
-                d_new /= d_new.sum()
-                J_new, g_new = self._svm(Ks, d_new, y_idx)
-                if J_new <= J + 1e-4 * t * slope:
-                    d, J, g = d_new, J_new, g_new
-                    break
-                t *= 0.5
-            self.objective_path_.append(J)
-            if t <= 1e-12:
                 break
-        self.gap_ = self._gap(J, d, g)
-        return d
+            t *= 0.5
+        return d, J, g, t > 1e-12
 
 
 class GroupLassoMKL(_SimplexMKL):
@@ -372,17 +377,9 @@ class GroupLassoMKL(_SimplexMKL):
     True
     """
 
-    def _learn_weights(self, Ks, y_idx):
-        d, J, g = self._start(Ks, y_idx)
-        for it in range(1, self.max_iter + 1):
-            self.n_iter_ = it
-            if self._gap(J, d, g) <= self.tol:
-                break
-            norms = d * np.sqrt(np.maximum(g, 0.0))  # ||f_m|| = d_m sqrt(a^T K_m a)
-            if norms.sum() <= 0:
-                break
-            d = norms / norms.sum()
-            J, g = self._svm(Ks, d, y_idx)
-            self.objective_path_.append(J)
-        self.gap_ = self._gap(J, d, g)
-        return d
+    def _step(self, Ks, y_idx, d, J, g):
+        norms = d * np.sqrt(np.maximum(g, 0.0))  # ||f_m|| = d_m sqrt(a^T K_m a)
+        if norms.sum() <= 0:
+            return None
+        d = norms / norms.sum()
+        return (d, *self._svm(Ks, d, y_idx), True)

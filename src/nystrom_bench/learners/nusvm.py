@@ -9,22 +9,23 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ..kernels import as_2d
 from ._base import (
     _KERNEL_CONSTRAINTS,
     _LANDMARK_CONSTRAINTS,
     DEFAULT_N_COMPONENTS,
     DEPRECATED,
-    _check_renamed_landmarks,
-    _check_weights,
-    _choose_landmarks,
     _class_indices,
     _estimator_kernel,
+    _fit_input,
+    _forget,
     _keep_landmarks,
     _landmark_expansion,
-    _landmark_operator,
+    _Landmarks,
+    _new_input,
+    _set_params,
+    _SparseInput,
 )
 
 
@@ -86,7 +87,7 @@ def _ovo_vote(F, n_classes):
     return np.argmax(votes, axis=1), votes + conf / (3 * (np.abs(conf) + 1))
 
 
-class NuSVM(ClassifierMixin, BaseEstimator):
+class NuSVM(_Landmarks, _SparseInput, ClassifierMixin, BaseEstimator):
     """nu-support vector classifier, exact or on a Nystrom approximation (GSA or LLA prediction).
 
     scikit-learn's :class:`~sklearn.svm.NuSVC` (libsvm) solves every problem: one-vs-one for
@@ -214,46 +215,11 @@ class NuSVM(ClassifierMixin, BaseEstimator):
 
     _FIT_ATTRS = ("coef_", "landmarks_", "component_indices_", "sketch_", "X_fit_", "n_components_")
 
-    def __init__(
-        self,
-        kernel="gaussian",
-        gamma=None,
-        degree=None,
-        coef0=None,
-        sigma=None,
-        nu=0.2,
-        approximation="nystrom",
-        mode="lla",
-        n_components=DEFAULT_N_COMPONENTS,
-        sampler="uniform",
-        landmarks=None,
-        rank=None,
-        tol=1e-3,
-        max_iter=-1,
-        cache_size=200,
-        random_state=None,
-        n_landmarks=DEPRECATED,
-    ):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.sigma = sigma
-        self.nu = nu
-        self.approximation = approximation
-        self.mode = mode
-        self.n_components = n_components
-        self.sampler = sampler
-        self.landmarks = landmarks
-        self.rank = rank
-        self.tol = tol
-        self.max_iter = max_iter
-        self.cache_size = cache_size
-        self.random_state = random_state
-        self.n_landmarks = n_landmarks
-
-    _choose_landmarks = _choose_landmarks
-    _landmark_operator = _landmark_operator
+    def __init__(self, kernel="gaussian", gamma=None, degree=None, coef0=None, sigma=None, nu=0.2,
+                 approximation="nystrom", mode="lla", n_components=DEFAULT_N_COMPONENTS, sampler="uniform",
+                 landmarks=None, rank=None, tol=1e-3, max_iter=-1, cache_size=200, random_state=None,
+                 n_landmarks=DEPRECATED):
+        _set_params(self, locals())
 
     def _check_nu(self, y_idx, sw=None):
         bound = max_feasible_nu(y_idx, sw)
@@ -285,11 +251,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         """
         from sklearn.svm import NuSVC
 
-        self._validate_params()
-        _check_renamed_landmarks(self, "NuSVM")
-        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
-        X = as_2d(X)  # a sparse X (CSR or CSC) as CSR: kernel blocks take row slices of it
-        sw = _check_weights(sample_weight, X, "NuSVM")
+        X, y, sw = _fit_input(self, X, y, sample_weight)
         y_idx = _class_indices(self, y)
         if sw is not None and np.bincount(y_idx, weights=sw).min() <= 0:
             empty = self.classes_[np.bincount(y_idx, weights=sw) <= 0]
@@ -298,8 +260,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         self.pairs_ = _ovo_pairs(len(self.classes_))
         self._check_nu(y_idx, sw)
         t0 = time.perf_counter()
-        for name in self._FIT_ATTRS:
-            self.__dict__.pop(name, None)
+        _forget(self, self._FIT_ATTRS)
         kern = _estimator_kernel(self, X, "NuSVM", require_psd=True, sample_weight=sw)
         self.kernel_ = kern
         svc = NuSVC(nu=self.nu, tol=self.tol, max_iter=self.max_iter, cache_size=self.cache_size,
@@ -330,11 +291,6 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         self.fit_time_ = time.perf_counter() - t0
         return self
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True  # sparse X: kernel blocks of sparse products (nystrom_bench.kernels)
-        return tags
-
     def _resolve_mode(self, mode):
         mode = self.mode if mode is None else mode
         if mode not in ("gsa", "lla"):
@@ -342,8 +298,7 @@ class NuSVM(ClassifierMixin, BaseEstimator):
         return "gsa" if not hasattr(self, "coef_") else mode
 
     def _ovo_values(self, X, mode):
-        check_is_fitted(self, "dual_coef_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=("csr", "csc"))
+        X = _new_input(self, X, "dual_coef_")
         points, coef, _ = self._rkhs_expansion(mode, scale="decision")
         return self.kernel_.mmv(X, points, coef) + self.intercept_
 

@@ -24,7 +24,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import approx, sampling
 from ..kernels import HEURISTICS, Pairwise, resolve_width
-from ._base import _N_COMPONENTS_CONSTRAINT, DEFAULT_N_COMPONENTS, _n_components, default_gamma
+from ._base import (
+    _N_COMPONENTS_CONSTRAINT,
+    DEFAULT_N_COMPONENTS,
+    _n_components,
+    _set_params,
+    default_gamma,
+)
 
 __all__ = ["NystromFeatures"]
 
@@ -107,16 +113,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
 
     def __init__(self, kernel="rbf", *, gamma=None, coef0=None, degree=None, kernel_params=None, n_components=DEFAULT_N_COMPONENTS,
                  sampler="uniform", landmarks=None, random_state=None, n_jobs=None):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.n_components = n_components
-        self.sampler = sampler
-        self.landmarks = landmarks
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        _set_params(self, locals())
 
     def _metric(self):
         """The scikit-learn name of the kernel (``"gaussian"`` is ``"rbf"``) or the callable."""
