@@ -64,18 +64,21 @@ def _check_block(sname, block, known_kinds, known_data):
         kspec = dict(kspec or {})
         kspec.setdefault("kernel", klabel)
         try:
-            block["kernels"][klabel] = study.check_kernel(klabel, kspec)
+            block["kernels"][klabel] = _check_kernel(study, klabel, kspec)
         except ValueError as exc:
             raise ConfigError(f"{where}.{exc}") from None
     for mname, mcfg in block["methods"].items():
         mcfg = block["methods"][mname] = mcfg or {}
         try:
-            study.check_method(mname, mcfg, block)
+            method = study.method(mname, mcfg)
+            method.check(params, block)
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"{where}.methods.{mname}: {exc}") from None
-        counts = study.landmark_counts(params, mname, mcfg)
+        counts = [*study.landmark_counts(params), *method.landmark_counts(params)]
         for ds in block["datasets"]:
-            reason = study.skip(data.info(ds), mname, mcfg, block.get("params"))
+            info = data.info(ds)
+            reason = (f"study kind {study.name!r} needs a {'/'.join(study.tasks)} data set, {ds!r} is {info['task']}"
+                      if info["task"] not in study.tasks else method.skip(info, params))
             if reason:
                 raise ConfigError(f"{where}: cannot run method {mname!r} on {ds!r}: {reason}")
             n_train = data.train_size(ds, block.get("split"))  # the split was checked above
@@ -96,6 +99,24 @@ def _check_block(sname, block, known_kinds, known_data):
                     "the tests then run at every coord value)")
         raise ConfigError(f"{where}.reference: the reference method {ref!r} is not among the methods "
                           f"{', '.join(block['methods'])}; add it or set 'reference:'{hint}")
+
+
+def _check_kernel(study, label, spec):
+    """A normalised kernel spec, or ValueError: unknown kernel, bad value, or a key the study does not honour."""
+    from . import kernels
+
+    where = f"kernels.{label}"
+    spec = kernels.check_spec(spec, where=where)
+    if study.kernel_names is not None and spec["kernel"] not in study.kernel_names:
+        raise ValueError(f"{where}: study kind {study.name!r} supports the kernels "
+                         f"{', '.join(study.kernel_names)}, not {spec['kernel']!r}")
+    if study.kernel_keys is not None:
+        ignored = sorted(set(spec) - {"kernel", *study.kernel_keys})
+        if ignored:
+            allowed = ", ".join(study.kernel_keys) or "none besides 'kernel'"
+            raise ValueError(f"{where}: key(s) {', '.join(map(repr, ignored))} are not used by study kind "
+                             f"{study.name!r} (it honours: {allowed}){study.kernel_keys_note}; remove them")
+    return spec
 
 
 def check(config):

@@ -15,7 +15,8 @@ A kind declares only what is its own:
   pairs on) and ``rng_names`` (which trials share a random stream);
 - its config: ``params_schema`` (each ``params:`` key as a JSON schema with its default; the
   workflow's schema and :mod:`nystrom_bench.config` check it), ``kernel_keys`` / ``kernel_names``,
-  :meth:`Study.check_params` and :meth:`Study.check_data` for what a schema cannot say;
+  :meth:`Study.landmark_counts`, and :meth:`Study.check_params` / :meth:`Study.check_data` for what
+  a schema cannot say (:mod:`nystrom_bench.config` runs the checks, before any job);
 - the learning problem: :meth:`Study.prepare`, :meth:`Study.targets`, :meth:`Study.fit_data`,
   :meth:`Study.test_data`, :meth:`Study.predict_options`, :meth:`Study.score` and
   :meth:`Study.record` (what a row keeps besides the method's parameters).
@@ -192,44 +193,19 @@ class Study:
                                  f"{self.name!r}; allowed: {', '.join(self.known_params)}")
             methods._validate(params, self.params_schema, where="parameter")
 
-    def check_kernel(self, label, spec):
-        """A normalised kernel spec, or ValueError: unknown kernel, bad value, or a key not honoured."""
-        where = f"kernels.{label}"
-        spec = kernels.check_spec(spec, where=where)
-        if self.kernel_names is not None and spec["kernel"] not in self.kernel_names:
-            raise ValueError(f"{where}: study kind {self.name!r} supports the kernels "
-                             f"{', '.join(self.kernel_names)}, not {spec['kernel']!r}")
-        if self.kernel_keys is not None:
-            ignored = sorted(set(spec) - {"kernel", *self.kernel_keys})
-            if ignored:
-                allowed = ", ".join(self.kernel_keys) or "none besides 'kernel'"
-                raise ValueError(f"{where}: key(s) {', '.join(map(repr, ignored))} are not used by study kind "
-                                 f"{self.name!r} (it honours: {allowed}){self.kernel_keys_note}; remove them")
-        return spec
-
     def method(self, label, block):
         """The :class:`~nystrom_bench.methods.Method` of a config block (ValueError if it is invalid)."""
         return methods.build(self.family, label, block)
-
-    def check_method(self, method_name, method_cfg, study_cfg):
-        """Raise ValueError naming the problem if a method block is invalid (its options, then the
-        method's own :meth:`~nystrom_bench.methods.Method.check`)."""
-        self.method(method_name, method_cfg).check(self.resolve_params(study_cfg.get("params")), study_cfg)
-
-    def skip(self, dataset_info, method_name, method_cfg, params=None):
-        """Why this dataset x method pairing is invalid (a string), or None if it is fine."""
-        if dataset_info["task"] not in self.tasks:
-            return f"study kind {self.name!r} needs a {'/'.join(self.tasks)} data set, " \
-                   f"{dataset_info['name']!r} is {dataset_info['task']}"
-        return self.method(method_name, method_cfg).skip(dataset_info, self.resolve_params(params))
 
     def check_data(self, params, dataset, n_train):
         """Why ``params`` cannot run on ``dataset`` with ``n_train`` training points (None if unknown), or None."""
         return None
 
-    def landmark_counts(self, params, method_name, method_cfg):
-        """The landmark counts this method uses (checked against each data set's training size)."""
-        return self.method(method_name, method_cfg).landmark_counts(params)
+    def landmark_counts(self, params):
+        """Landmark counts every method of the study uses (e.g. a coord ``m`` of the grid), checked against
+        each data set's training size with the methods' own
+        (:meth:`~nystrom_bench.methods.Method.landmark_counts`)."""
+        return []
 
     # -- the grid ----------------------------------------------------------------------------------
     def variants(self, cfg, params):
