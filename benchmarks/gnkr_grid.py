@@ -27,7 +27,7 @@ import numpy as np
 
 from nystrom_bench import data, kernels, sampling, seeding
 from nystrom_bench.learners import gnkr_path
-from nystrom_bench.studies.gnkr import LAMBDA_GRID, SIGMA_GRID, paper_value
+from nystrom_bench.sections.gnkr import LAMBDA_GRID, SIGMA_GRID, paper_value
 
 GRIDS = {
     "decades": (SIGMA_GRID, LAMBDA_GRID, "eigh"),

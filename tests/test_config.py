@@ -69,10 +69,11 @@ GNKR = {"studies": {"g": {
 
 @pytest.mark.parametrize("params,match", [
     ({"extra_sigma": [2.0]}, r"studies.g.params: unknown parameter\(s\) 'extra_sigma'.*extra_sigmas"),
-    ({"sigma_grid": [1.0, -1.0]}, r"sigma_grid must be a positive number or a non-empty list"),
-    ({"lambda_grid": []}, r"lambda_grid must be"),
-    ({"validation_fraction": 1.0}, r"validation_fraction must lie strictly between 0 and 1"),
-    ({"standardize_target": "yes"}, r"standardize_target must be true or false"),
+    ({"sigma_grid": [1.0, -1.0]}, r"parameter 'sigma_grid': -1.0 is less than or equal to the minimum of 0"),
+    ({"lambda_grid": []}, r"parameter 'lambda_grid': \[\] should be non-empty"),
+    ({"validation_fraction": 1.0}, r"parameter 'validation_fraction': 1.0 is greater than or equal to the maximum"),
+    ({"standardize_target": "yes"}, r"parameter 'standardize_target': 'yes' is not of type 'boolean'"),
+    ({"n_landmarks": 0}, r"parameter 'n_landmarks': 0 is less than the minimum of 1"),
     ({"n_landmarks": [10, 6000]}, r"studies.g.methods.US: 6000 landmarks, but 'gnkr_f1' has only 5000 training"),
 ])
 def test_gnkr_params_are_checked(params, match):

@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from nystrom_bench import data, results, studies
+from nystrom_bench import data, results, sections, studies
 from nystrom_bench.config import check
 
 CFG = {"seeds": [0], "kernels": {"G": {"kernel": "gaussian"}, "E": {"kernel": "epanechnikov"}},
@@ -35,7 +35,7 @@ def test_gnkr_study_rows_protocols_and_tables():
             assert m["test_rmse_best"] < (0.25 if (r["kernel"], r["method"]) == ("G", "US") else 0.5)
     df = results.frame("gnkr", rows, st.coords)
     assert list(df.columns[:6]) == ["study", "dataset", "method", "kernel", "seed", "m"]
-    tables = st.report_tables(df, cfg)
+    tables = sections.get("gnkr").tables(df, cfg)
     titles = [t for t, _, _ in tables]
     assert titles[0].startswith("Tables 1 and 3") and any("each sigma" in t for t in titles)
     per_sigma = next(tab for t, tab, _ in tables if "each sigma" in t)
@@ -73,12 +73,12 @@ def test_gnkr_standardized_target_is_scale_free():
 
 
 def test_gnkr_paper_values_and_curves():
-    from nystrom_bench.studies.gnkr import paper_value
+    from nystrom_bench.sections.gnkr import paper_value
 
     assert paper_value("gnkr_f1", "G", "US", 1000) == 0.02908
     assert paper_value("CASP", "E", "CS", 1000) == 4.118e-3  # Table 3 is printed x 1e-3
     assert paper_value("CASP", "E", "CS", 300) is None and paper_value("diabetes", "G", "US", 1000) is None
-    st = studies.get("gnkr")
+    st = sections.get("gnkr")
     curve = st.paper_curve("gnkr_f1", "US", "G", "test_rmse_best", "m")
     assert curve[0] == (300, 0.03412) and len(curve) == 8
     assert st.paper_curve("CASP", "US", "G", "test_rmse_best", "m") is None  # Table 3: not on our scale
@@ -88,7 +88,7 @@ def test_gnkr_paper_values_and_curves():
                         "params": json.dumps({"rmse_by_sigma": {"1.0": 0.03}})}
                        for ds in ("gnkr_f1", "winequality-white") for s in ("US", "CS") for m in (300, 1000)
                        for k in ("G", "E") for seed in range(3)])
-    tables = st.report_tables(df, {**CFG, "params": {}})
+    tables = st.tables(df, {**CFG, "params": {}})
     table = tables[0][1]
     per_sigma = next(tab for t, tab, _ in tables if "each sigma" in t).set_index(["data set", "kernel"])
     assert per_sigma.loc[("f1", "G"), "paper"] == "0.0291"  # Table 1, G-GNKR-US at m = 1000, beside ours

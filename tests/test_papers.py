@@ -33,8 +33,8 @@ def test_chen_nips2016_tables_and_claims():
     assert t3["rows"]["census-house"]["E"]["US"][0] == 102.731 and t3["scale"] == 1.0e-3
     for t in (t1, t3):  # every (data set, kernel, sampler) row has one value per m
         assert all(len(v) == len(t["m"]) for k in t["rows"].values() for s in k.values() for v in s.values())
-    # the study reads them through the loader (Table 3 times its printed scale)
-    from nystrom_bench.studies import gnkr
+    # the study's report section reads them through the loader (Table 3 times its printed scale)
+    from nystrom_bench.sections import gnkr
 
     assert gnkr.paper_value("gnkr_f1", "G", "US", 1000) == 0.02908
     assert gnkr.paper_value("CASP", "E", "CS", 1000) == 4.118e-3

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nystrom_bench import data, profiling, results, studies
+from nystrom_bench import data, profiling, results, sections, studies
 from nystrom_bench.learners import KRR
-from nystrom_bench.studies import scale as mod
+from nystrom_bench.sections import scale as mod
 
 METHODS = {"direct": {"solver": "direct"}, "cg_f32": {"solver": "cg", "dtype": "float32", "cg_tol": 1e-8},
            "sklearn": {"approach": "sklearn"}, "exact": {"approach": "exact"}}
@@ -88,11 +88,14 @@ def test_grid_skips_what_does_not_fit():
     kind = studies.get("scale")
     p = kind.resolve_params({"n": [10_000, 1_000_000], "m": [1000, 20_000], "exact_max_n": 20_000,
                              "max_memory_mb": 8000})
-    assert kind.coord_grid(p, "exact", {"approach": "exact"}) == [{"n": 10_000}]
+    def grid(label, block):
+        return kind.coord_grid(p, kind.method(label, block))
+
+    assert grid("exact", {"approach": "exact"}) == [{"n": 10_000}]
     # scikit-learn: 3 n x m float64 = 24 n m bytes; 1e6 x 1000 = 22.4 GiB > 8000 MiB
-    assert kind.coord_grid(p, "sk", {"approach": "sklearn"}) == [{"n": 10_000, "m": 1000}]
-    assert {"n": 1_000_000, "m": 20_000} in kind.coord_grid(p, "cg", {"solver": "cg"})
-    assert {"n": 10_000, "m": 20_000} not in kind.coord_grid(p, "cg", {"solver": "cg"})  # m > n
+    assert grid("sk", {"approach": "sklearn"}) == [{"n": 10_000, "m": 1000}]
+    assert {"n": 1_000_000, "m": 20_000} in grid("cg", {"solver": "cg"})
+    assert {"n": 10_000, "m": 20_000} not in grid("cg", {"solver": "cg"})  # m > n
 
 
 def test_exponent_and_report_tables():
@@ -110,7 +113,7 @@ def test_exponent_and_report_tables():
                      "metrics": {"fit_time": 1e-9 * n**3, "predict_time": 0.0, "peak_mem_mb": 1e-5 * n**2,
                                  "test_rmse": 0.4}})
     df = results.frame("scale", rows, ("n", "m"))
-    tables = {t: (tab, note) for t, tab, note in studies.get("scale").report_tables(
+    tables = {t: (tab, note) for t, tab, note in sections.get("scale").tables(
         df, {"methods": {"direct": {}, "sk": {}, "exact": {}}})}
     ex = tables["Fitted exponents a of time ~ n^a and memory ~ n^a"][0].set_index("method")
     assert ex.loc["direct", "a (fit time)"] == "1.00" and ex.loc["exact", "a (fit time)"] == "3.00"
@@ -122,15 +125,15 @@ def test_exponent_and_report_tables():
     assert list(size.columns) == ["dataset", "m", "n", "direct", "sk", "exact"]
     assert size.iloc[0]["m"] == "-" and size.iloc[0]["direct"] == ""  # exact's row has no m
     assert isinstance(size, pd.DataFrame)
-    assert len(studies.get("scale").tested_rows(df)) == 4  # exact (no m) is not paired
+    assert len(sections.get("scale").tested_rows(df)) == 4  # exact (no m) is not paired
 
 
 @pytest.mark.parametrize("patch,match", [
-    ({"params": {**PARAMS, "n": [0, 100]}}, "params.n must be a positive integer"),
-    ({"params": {**PARAMS, "lam": -1}}, "params.lam must be a positive number"),
+    ({"params": {**PARAMS, "n": [0, 100]}}, "params: parameter 'n': 0 is less than the minimum of 1"),
+    ({"params": {**PARAMS, "lam": -1}}, "parameter 'lam': -1 is less than or equal to the minimum of 0"),
     ({"params": {**PARAMS, "budget": 3}}, "unknown parameter"),
-    ({"methods": {"x": {"approach": "falkon"}}}, "approach 'falkon' is not one of nystrom, sklearn, exact"),
-    ({"methods": {"x": {"approach": "sklearn", "dtype": "float32"}}}, "takes no dtype"),
+    ({"methods": {"x": {"approach": "falkon"}}}, "approach must be one of exact, nystrom, sklearn, got 'falkon'"),
+    ({"methods": {"x": {"approach": "sklearn", "dtype": "float32"}}}, r"unknown key\(s\) \['dtype'\]"),
     ({"methods": {"x": {"solver": "lsqr"}}}, "solver"),
     ({"methods": {"x": {"dtype": "float16"}}}, "dtype"),
     ({"methods": {"x": {"sampler": "kmeans"}}}, "unknown key"),
