@@ -89,7 +89,7 @@ def test_grid_skips_what_does_not_fit():
     p = kind.resolve_params({"n": [10_000, 1_000_000], "m": [1000, 20_000], "exact_max_n": 20_000,
                              "max_memory_mb": 8000})
     def grid(label, block):
-        return kind.coord_grid(p, kind.method(label, block))
+        return kind.coord_grid(p, kind.method(label, block), {"task": "regression"})
 
     assert grid("exact", {"approach": "exact"}) == [{"n": 10_000}]
     # scikit-learn: 3 n x m float64 = 24 n m bytes; 1e6 x 1000 = 22.4 GiB > 8000 MiB

@@ -38,10 +38,15 @@ def test_default_config_is_valid_and_validation_adds_no_params():
 
 
 @pytest.mark.parametrize("kind", studies.available())
+def test_every_study_kind_declares_its_params(kind):
+    schema = studies.get(kind).params_schema
+    assert schema is not None, f"study kind {kind!r}: declare params_schema (its params: keys as JSON schemas)"
+    assert all("default" in spec for spec in schema.values()), f"{kind}: every param needs a default"
+
+
+@pytest.mark.parametrize("kind", studies.available())
 @pytest.mark.parametrize("named_by", ["name", "kind"])
 def test_an_unknown_param_is_reported_by_snakemake_validate(kind, named_by):
-    if studies.get(kind).params_schema is None:
-        pytest.skip(f"study kind {kind!r} declares no params_schema")
     block = {"datasets": ["diabetes"], "seeds": [0], "kernels": {"gaussian": {}}, "methods": {"a": {}},
              "params": {"no_such_param": 1}}
     name = kind if named_by == "name" else "my_block"
@@ -53,10 +58,7 @@ def test_an_unknown_param_is_reported_by_snakemake_validate(kind, named_by):
 
 @pytest.mark.parametrize("kind", studies.available())
 def test_a_param_of_the_wrong_type_is_reported(kind):
-    schema = studies.get(kind).params_schema
-    if not schema:
-        pytest.skip(f"study kind {kind!r} declares no params_schema")
-    key = next(iter(schema))
+    key = next(iter(studies.get(kind).params_schema))
     block = {"kind": kind, "datasets": ["diabetes"], "seeds": [0], "kernels": {"gaussian": {}},
              "methods": {"a": {}}, "params": {key: {"not": "a valid value"}}}
     with pytest.raises(Exception, match="ValidationError"):

@@ -213,8 +213,9 @@ class Study:
         (e.g. training sizes as a coord); default: the block's ``split:`` once."""
         return [(cfg.get("split"), {})]
 
-    def coord_grid(self, params, method):
-        """The coord values one method (a :class:`~nystrom_bench.methods.Method`) is evaluated at."""
+    def coord_grid(self, params, method, dataset):
+        """The coord values one method (a :class:`~nystrom_bench.methods.Method`) is evaluated at on one
+        data set (``dataset``: its registry info, e.g. ``dataset["task"]``)."""
         return [{}]
 
     def rng_names(self, method_name, coords):
@@ -275,7 +276,7 @@ class Study:
                 for klabel, kspec in cfg["kernels"].items():
                     kern = kernels.from_spec(kspec, split.X_train, where=f"kernels.{klabel}")
                     for label, solver in solvers.items():
-                        for coords in self.coord_grid(params, solver):
+                        for coords in self.coord_grid(params, solver, split.info):
                             trial = Trial(study, dataset, seed, split, y_fit, state, klabel, kern, label, solver,
                                           {**extra, **coords}, params, memo, log)
                             rows += self._evaluate(trial, overrides)

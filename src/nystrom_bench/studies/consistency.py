@@ -104,7 +104,7 @@ class ConsistencyStudy(Study):
         split = {k: v for k, v in (cfg.get("split") or {}).items() if k != "test_fraction"}
         return [({**split, "n_train": int(size)}, {"l": int(size)}) for size in sizes]
 
-    def coord_grid(self, params, method):
+    def coord_grid(self, params, method, dataset):
         return [{"log2_gamma": g, "criterion": c} for g in params["log2_gammas"] for c in params["criteria"]]
 
     def targets(self, split):

@@ -89,7 +89,7 @@ class GenNystromStudy(Study):
         return None
 
     # -- the experiment --------------------------------------------------------------------------
-    def coord_grid(self, params, method):
+    def coord_grid(self, params, method, dataset):
         return [{"n_labels": int(v)} for v in params["n_labels"]]
 
     def _labelled(self, trial):

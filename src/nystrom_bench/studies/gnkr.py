@@ -84,7 +84,7 @@ class GNKRStudy(Study):
     }
     predicts = False
 
-    def coord_grid(self, params, method):
+    def coord_grid(self, params, method, dataset):
         return [{"m": m} for m in m_values(params)]
 
     def rng_names(self, method_name, coords):

@@ -82,16 +82,11 @@ class IntegrationStudy(Study):
     kernel_keys = ()
     kernel_keys_note = " (gamma is tuned over params.gamma_scales / the median squared distance)"
 
-    def prepare(self, split, params):
-        # the integrations depend on the data set's task, which the frame does not pass to coord_grid:
-        # noted here, where the loop starts each seed of a data set, right before it builds the trials
-        self._modes = SVM_MODES if split.info["task"] in CLASSIFICATION else KRR_MODES
-        return split
-
-    def coord_grid(self, params, method):
+    def coord_grid(self, params, method, dataset):
         if method.name == "exact":
             return [{"integration": "exact"}]
-        return [{"ratio": r, "integration": m} for r in params["ratios"] for m in self._modes]
+        modes = SVM_MODES if dataset["task"] in CLASSIFICATION else KRR_MODES  # a nu-SVM has no NCR
+        return [{"ratio": r, "integration": m} for r in params["ratios"] for m in modes]
 
     def targets(self, split):
         if split.info["task"] in CLASSIFICATION:

@@ -76,7 +76,7 @@ class ScaleStudy(Study):
             return f"n = {big} exceeds the {n_train} training points of {dataset!r}; lower params.n"
         return None
 
-    def coord_grid(self, params, method):
+    def coord_grid(self, params, method, dataset):
         return method.grid(sizes(params["n"]), sizes(params["m"]), params)
 
     def fit_data(self, trial):

@@ -58,7 +58,7 @@ class SelectionStudy(ConsistencyStudy):
     def check_data(self, params, dataset, n_train):
         return None
 
-    def coord_grid(self, params, method):
+    def coord_grid(self, params, method, dataset):
         return [{"criterion": c} for c in params["criteria"]]
 
     def score(self, prediction, trial):
