@@ -15,9 +15,9 @@ Each study gets ``reports/<study>.pdf``, laid out like a results section:
 5. the figures, each with a caption that says what to look for;
 6. an appendix: provenance, config, data sets, every test as a table.
 
-This module never imports a study (``nystrom_bench.studies`` sits above it): the
-workflow scripts pass a study's hooks in (``figure_coords``, ``paper_curve``,
-``extra_figures``, ``report_tables``).  ``reports/summary.pdf`` (findings first) is assembled by
+This module never imports a study or a report section (both sit above it): the workflow
+scripts pass the kind's report section (:mod:`nystrom_bench.sections`) in (``paper_curve``,
+``extra_figures``, ``report_tables``) and the analysis info its ``figure_coords``.  ``reports/summary.pdf`` (findings first) is assembled by
 :mod:`nystrom_bench.findings` with :class:`PDF`.
 """
 
@@ -200,8 +200,8 @@ def study_figures(results_csv, info, out_dir, figure_coords=None, paper_curve=No
 
     A tested metric gets one figure per coord that varies (metric against coord; only the coords in
     ``figure_coords`` if given), or a box plot when no coord varies; ``cd_csv`` (the stats stage's
-    ``cd.csv``) adds a critical-difference diagram per metric (kind ``"cd"``).  The study's hooks
-    come in as arguments (this module imports no study): ``paper_curve(dataset, method, kernel,
+    ``cd.csv``) adds a critical-difference diagram per metric (kind ``"cd"``).  The kind's report
+    section comes in as arguments (this module imports neither a study nor a section): ``paper_curve(dataset, method, kernel,
     metric, coord)`` -> the paper's points or None; ``extra_figures(df, info, out_dir)`` -> the
     study's own ``[{"file", "caption"}]``, listed after the generic ones.  Returns the figure paths.
     """

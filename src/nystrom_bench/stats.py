@@ -515,8 +515,8 @@ def run_study_stats(results_csv, info, out_paired, out_friedman, tested_rows=Non
     ``info`` holds ``metrics`` (``{name: [label, lower_is_better]}``), ``tested_metrics``
     (optional subset), ``reference``, ``coords``, ``block_cols`` and ``methods`` (the config's
     order).  ``tested_rows``: a callable ``DataFrame -> DataFrame`` that picks the rows tested (the
-    study's :meth:`~nystrom_bench.studies.Study.tested_rows`; this module never imports a study,
-    the workflow script passes it in).
+    kind's report section, :meth:`nystrom_bench.sections.Section.tested_rows`; this module imports
+    neither a study nor a section, the workflow script passes it in).
     """
     from .atomic import write_csv
     from .results import read_results
