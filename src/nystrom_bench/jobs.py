@@ -48,8 +48,8 @@ def job_config(kind, block, job):
     Canonical (:func:`nystrom_bench.provenance.canonical`): the same block with its keys in another
     order is the same job.  ``kind`` is the block's study kind (:func:`nystrom_bench.studies.get`).
     """
-    from .provenance import canonical
     from .methods import options_of as method_options
+    from .provenance import canonical
 
     return canonical({
         "kind": block.get("kind", kind.name),

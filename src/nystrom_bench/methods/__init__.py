@@ -34,10 +34,11 @@ RESOURCE_KEYS = ("threads", "mem_mb", "runtime")
 _FAMILIES = {}
 
 
-def family(name, key=None, default=None):
+def family(name, key=None, default=None, not_implemented=None):
     """Declare a method family: ``key`` is the block key that picks the method (None: one method
-    only, ``default``), ``default`` the method of a block without it."""
-    _FAMILIES[name] = {"key": key, "default": default, "methods": {}}
+    only, ``default``), ``default`` the method of a block without it; ``not_implemented`` names
+    methods a paper has that have no implementation here (a block asking for one is told so)."""
+    _FAMILIES[name] = {"key": key, "default": default, "methods": {}, "not_implemented": not_implemented or {}}
 
 
 def register(cls):
@@ -81,6 +82,10 @@ def build(family_name, label, block):
     fam = _FAMILIES[family_name]
     opts = options_of(block)
     name = opts.pop(fam["key"], fam["default"]) if fam["key"] else fam["default"]
+    missing = {str(k).lower() for k in fam["not_implemented"]}
+    if isinstance(name, str) and name.lower() in missing:
+        raise ValueError(f"{fam['key']} {name!r} is not implemented yet (the report lists it as such); "
+                         f"choose one of {', '.join(sorted(fam['methods']))}")
     try:
         cls = fam["methods"][name]
     except (KeyError, TypeError):

@@ -14,7 +14,7 @@ The single-kernel methods use the block's Gaussian kernel (``exp(-||x - y||^2 / 
 multiple-kernel ones the study's ``width_scales`` times its width.  Every low-rank method has the
 rank of the Nystrom methods, the study's ``landmark_fraction`` of n.  The paper's baselines without
 an implementation here are :data:`NOT_IMPLEMENTED`; a block asking for one gets an error saying so
-(:func:`check_implemented`).
+(:func:`nystrom_bench.methods.build`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import learners, sampling
-from . import Method, check_sampler, family, names, options_of, register
-
-family("semi_supervised", key="approach")
+from . import Method, check_sampler, family, register
 
 #: the paper's baselines without an implementation here: its column name -> (table, what it is)
 NOT_IMPLEMENTED = {
@@ -33,15 +31,9 @@ NOT_IMPLEMENTED = {
                "GLMKL solve here"),
 }
 
+family("semi_supervised", key="approach", not_implemented=NOT_IMPLEMENTED)
+
 _SAMPLER = {"sampler": {"type": "string", "default": "kmeans"}}
-
-
-def check_implemented(block):
-    """ValueError for a block whose ``approach`` is one of the paper's baselines not implemented here."""
-    approach = options_of(block).get("approach")
-    if approach in {k.lower() for k in NOT_IMPLEMENTED} | set(NOT_IMPLEMENTED):
-        raise ValueError(f"approach {approach!r} is not implemented yet (the report lists it as such); "
-                         f"choose one of {', '.join(names('semi_supervised'))}")
 
 
 def unit_mean_diagonal(G):

@@ -14,6 +14,16 @@ LABELS = {"fit_time": "Fit time (s)", "peak_mem_mb": "Peak memory added (MiB)", 
           "predict_time": "Predict time (s)"}
 
 
+_SIZE_NOTE = ("Rows: landmarks m and training size n; exact KRR's row has no m. An empty cell: the method was not "
+              "run there (scikit-learn above params.max_memory_mb, exact KRR above params.exact_max_n) or failed (see "
+              "the job log).")
+_EXPONENT_NOTE = ("Least squares on log-log axes over the n values of each (method, m); theory: n^1 for the Nystrom "
+                  "fits' time and a streamed solver's memory is O(m^2) (exponent ~0), exact KRR n^3 in time and n^2 "
+                  "in memory.")
+_RATIO_NOTE = ("speed-up = scikit-learn fit + predict time / ours; memory = our peak / scikit-learn's; RMSE ratio = "
+               "ours / scikit-learn's (same landmarks, same alpha).")
+
+
 @register
 class ScaleSection(Section):
     kind = "scale"
@@ -23,27 +33,12 @@ class ScaleSection(Section):
         return df[df["m"].notna()] if "m" in df else df
 
     def tables(self, df, block):
-        out = []
         order = [m for m in block.get("methods", {}) if m in set(df["method"])]
-        for metric in ("fit_time", "peak_mem_mb", "test_rmse", "predict_time"):
-            t = size_table(df, metric, order)
-            if t is not None:
-                out.append((f"{LABELS[metric]} by size (mean over seeds)", t,
-                            "Rows: landmarks m and training size n; exact KRR's row has no m. An empty cell: the "
-                            "method was not run there (scikit-learn above params.max_memory_mb, exact KRR above "
-                            "params.exact_max_n) or failed (see the job log)."))
-        ex = exponent_table(df, order)
-        if ex is not None:
-            out.append(("Fitted exponents a of time ~ n^a and memory ~ n^a", ex,
-                        "Least squares on log-log axes over the n values of each (method, m); theory: n^1 for "
-                        "the Nystrom fits' time and a streamed solver's memory is O(m^2) (exponent ~0), "
-                        "exact KRR n^3 in time and n^2 in memory."))
-        ratio = ratio_table(df, order)
-        if ratio is not None:
-            out.append(("Against scikit-learn at the largest n both ran", ratio,
-                        "speed-up = scikit-learn fit + predict time / ours; memory = our peak / scikit-learn's; "
-                        "RMSE ratio = ours / scikit-learn's (same landmarks, same alpha)."))
-        return out
+        made = [(f"{LABELS[metric]} by size (mean over seeds)", size_table(df, metric, order), _SIZE_NOTE)
+                for metric in ("fit_time", "peak_mem_mb", "test_rmse", "predict_time")]
+        made += [("Fitted exponents a of time ~ n^a and memory ~ n^a", exponent_table(df, order), _EXPONENT_NOTE),
+                 ("Against scikit-learn at the largest n both ran", ratio_table(df, order), _RATIO_NOTE)]
+        return [(title, table, note) for title, table, note in made if table is not None]
 
     def figures(self, df, info, out_dir):
         listing = []

@@ -39,15 +39,10 @@ import pkgutil
 import time
 
 from .. import data, kernels, methods, profiling, seeding
-from ..methods import RESOURCE_KEYS, check_sampler, options_of  # noqa: F401  (check_sampler: re-exported)
 
-__all__ = ["Study", "Trial", "register", "get", "available", "RESOURCE_KEYS", "method_options"]
+__all__ = ["Study", "Trial", "register", "get", "available"]
 
 _REGISTRY = {}
-
-#: a method block without its resource keys (kept under its old name)
-method_options = options_of
-
 
 def register(cls):
     """Class decorator: add a :class:`Study` subclass under ``cls.name``."""

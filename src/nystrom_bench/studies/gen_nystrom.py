@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..methods import semi_supervised
 from . import Study, register
 
 
@@ -78,10 +77,6 @@ class GenNystromStudy(Study):
     kernel_names = ("gaussian",)
 
     # -- config checks ---------------------------------------------------------------------------
-    def method(self, label, block):
-        semi_supervised.check_implemented(block)
-        return super().method(label, block)
-
     def check_data(self, params, dataset, n_train):
         too_many = [v for v in params["n_labels"] if n_train is not None and v >= n_train]
         if too_many:
