@@ -164,7 +164,15 @@ def test_nystrom_features_sparse_equals_dense(sampler, fmt):
     X, _ = _data()
     dense = NystromFeatures(n_components=20, sampler=sampler, random_state=0).fit(X)
     sp = NystromFeatures(n_components=20, sampler=sampler, random_state=0).fit(fmt(X))
-    np.testing.assert_allclose(sp.transform(fmt(X)), dense.transform(X), rtol=1e-8, atol=1e-10)
+    Fs, Fd = sp.transform(fmt(X)), dense.transform(X)
+    np.testing.assert_allclose(Fs @ Fs.T, Fd @ Fd.T, rtol=1e-8, atol=1e-10)  # K~ = F F^T
+    if len(np.unique(dense.components_, axis=0)) == len(dense.components_):
+        np.testing.assert_allclose(Fs, Fd, rtol=1e-8, atol=1e-10)
+    else:
+        # column_norm draws two of X's all-zero rows here: W is singular, and scikit-learn's normalisation
+        # (singular values raised to 1e-12) scales the rounding along W's null direction by 1e6 -- features
+        # that differ at ~1e-9 between the sparse and dense products (and between CPUs); K~ does not see them.
+        assert sampler == "column_norm"
     assert sp.gamma_ == pytest.approx(dense.gamma_, rel=RTOL)
 
 
