@@ -158,3 +158,46 @@ def test_selection_study_rows_cv_shared_and_paper_tables():
                                          "reference": "accurate",
                                          "methods": {"accurate": {"approximation": "exact"},
                                                      "cv": {"approximation": "cv", "folds": 1}}}}})
+
+
+def test_mcm_takes_a_grid_data_sets_own_grid_where_h4_holds():
+    """Ding et al. (TNNLS 2020) run MCM on their 2-D grids "to strictly satisfy H4" (footnote 5): the default
+    ``grid: data`` lays the points on the data set's own (10, 10) grid, not the 3-level (5, 5, 4) one."""
+    block = {"kind": "consistency", "datasets": ["mcm_grid_10"], "seeds": [0], "scaling": "none",
+             "kernels": {"gaussian": {"kernel": "gaussian"}}, "split": {"test_fraction": 0},
+             "methods": {"own": {"approximation": "mcm"}, "three": {"approximation": "mcm", "grid": "levels"},
+                         "named": {"approximation": "mcm", "grid": [10, 10]}},
+             "params": {"log2_gammas": [8], "criteria": ["c_ree"]}}
+    kind, rows = _run(block, dataset="mcm_grid_10", study="consistency_mcm")
+    by = {r["method"]: r for r in rows}
+    assert by["own"]["params"]["grid"] == [10, 10] and "levels" not in by["own"]["params"]
+    assert by["three"]["params"]["levels"] == 3 and "grid" not in by["three"]["params"]
+    assert {k: v for k, v in by["named"]["metrics"].items() if k != "seconds"} == \
+        {k: v for k, v in by["own"]["metrics"].items() if k != "seconds"}
+    # a narrow kernel on the grid H4 describes: U_m is K up to the wrap-around terms (exp(-256 * 0.01 k^2))
+    assert by["own"]["metrics"]["relative_gap"] < 0.01 < by["three"]["metrics"]["relative_gap"]
+    X, y = data.obtain("mcm_grid_10")
+    from nystrom_bench import approx, kernels
+
+    with pytest.warns(UserWarning, match="H4"):
+        three = approx.build("mcm", X, kernels.make("gaussian", gamma=256.0), levels=3)
+    assert three.grid == (5, 5, 4) and three.grid_misfit_ > 0.3  # 0.38
+    assert approx.build("mcm", X, kernels.make("gaussian", gamma=256.0), grid=(10, 10)).grid_misfit_ < 1e-12
+
+
+def test_mcm_grid_that_does_not_fit_the_training_part_is_named():
+    block = {**_block(), "methods": {"mcm": {"approximation": "mcm", "grid": [10, 10]}},
+             "params": {"log2_gammas": [0], "criteria": ["c_ree"]}}
+    with pytest.raises(ValueError, match=r"grid \[10, 10\] has 100 cells but the training part has 173"):
+        _run(block)
+
+
+def test_grid_of_a_registry_entry_must_cover_its_rows():
+    from nystrom_bench.data.catalog import _validate_entry
+    from nystrom_bench.data.errors import DataError
+
+    entry = {"task": "regression", "source": "synthetic:mcm_grid", "shape": [100, 2], "split": {"test_fraction": 0}}
+    _validate_entry("ok", {**entry, "grid": [10, 10]})
+    for bad in ([10, 9], [], "10x10", [10, 10.0]):
+        with pytest.raises(DataError, match="grid: must list positive integers"):
+            _validate_entry("bad", {**entry, "grid": bad})

@@ -120,11 +120,12 @@ def _fresh(seed):
 
 
 def build_operator(X, y, kernel, approximation="exact", *, sampler="uniform", n_landmarks=0.2, rank=None,
-                   levels=3, sampler_options=None, rng=None):
+                   levels=3, grid=None, sampler_options=None, rng=None):
     """The operator of one candidate kernel: ``approx.build`` after drawing landmarks where needed.
 
     ``rank`` is the k of ``optimal`` (required there) and the rank-k truncation of the
-    Nystrom family; ``levels`` the number of MCM levels; ``sampler_options`` go to the
+    Nystrom family; ``levels`` the number of MCM levels, ``grid`` MCM's grid ``m`` (overrides
+    ``levels``; the grid the rows lie on, row-major); ``sampler_options`` go to the
     sampler (``y`` is passed to samplers that need it).
     """
     if approximation == "exact":
@@ -134,7 +135,7 @@ def build_operator(X, y, kernel, approximation="exact", *, sampler="uniform", n_
             raise ValueError("approximation 'optimal' needs rank= (the k of the best rank-k approximation)")
         return approx.build("optimal", X, kernel, rank=rank)
     if approximation == "mcm":
-        return approx.build("mcm", X, kernel, levels=levels)
+        return approx.build("mcm", X, kernel, levels=levels, grid=grid)
     return approx.landmark_operator(X, kernel, landmark_count(n_landmarks, len(X)), sampler=sampler, seed=rng, y=y,
                                     approximation=approximation, rank=rank, sampler_options=sampler_options)
 
@@ -208,7 +209,7 @@ def criterion_path(X, y, gammas, approximation="exact", criterion="c_ree", *, mu
         Landmark randomness; every candidate starts from the same stream.
     **build_options
         ``sampler`` (default ``"uniform"``), ``n_landmarks`` (count or fraction of l,
-        default 0.2), ``rank`` (k), ``levels`` (MCM), ``sampler_options``.
+        default 0.2), ``rank`` (k), ``levels`` and ``grid`` (MCM), ``sampler_options``.
 
     Returns
     -------

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from importlib import resources
 
@@ -46,6 +47,11 @@ def _validate_entry(name, e):
             raise DataError(f"{where}: classes: must list at least 2 distinct labels of a classification source")
         if len(e["shape"]) > 2 and e["shape"][2] != len(classes):
             raise DataError(f"{where}: shape says {e['shape'][2]} classes but classes: lists {len(classes)}")
+    grid = e.get("grid")
+    if grid is not None and (not isinstance(grid, list) or not grid or not all(isinstance(g, int) and g >= 1 for g in grid)
+                             or math.prod(grid) != e["shape"][0]):
+        raise DataError(f"{where}: grid: must list positive integers whose product is the number of rows "
+                        f"({e['shape'][0]}), got {grid!r}")
     split = e["split"]
     if not ("test_fraction" in split or {"n_train", "n_test"} <= set(split) or split.get("source")):
         raise DataError(f"{where}: split needs test_fraction, n_train and n_test, or source: true")

@@ -31,7 +31,7 @@ class _Selects:
     def select(self, trial, X, y, grid):
         """``(SelectionResult, what the row records of the selection)``."""
         p = trial.params
-        opts = self.build(p, len(X))
+        opts = self.build(p, len(X), trial.split.info)
         common = settings(p, y)
         res = selection.criterion_path(X, y, grid, self.name, trial.coords["criterion"], mu=p["mu"],
                                        noise_sd=common["noise_sd"], spectrum=p["spectrum"], seed=trial.rng, **opts)
