@@ -36,7 +36,7 @@ from .results import format_coord
 
 __all__ = ["metric_figure", "coord_figure", "cd_figure", "study_figures", "study_pdf", "PDF",
            "mean_sd_table", "wtl_matrix", "claims_table", "varying_coords", "fmt_num",
-           "fmt_mean_sd", "fmt_p"]
+           "fmt_mean_sd", "fmt_p", "pyplot", "panels"]
 
 
 def varying_coords(df, coords):
@@ -45,7 +45,8 @@ def varying_coords(df, coords):
 
 
 # -- figures --------------------------------------------------------------------------------------
-def _plt():
+def pyplot():
+    """matplotlib's pyplot on the Agg backend (no display): what a report section draws with."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -54,7 +55,9 @@ def _plt():
     return plt
 
 
-def _panels(plt, n, width=3.2, height=2.9):
+def panels(plt, n, width=3.2, height=2.9):
+    """A figure of ``n`` panels, at most 4 a row, ``width x height`` inches each (spare axes hidden):
+    ``(fig, axes)`` with ``axes`` 2-D."""
     ncol = min(4, n)
     nrow = int(np.ceil(n / ncol))
     fig, axes = plt.subplots(nrow, ncol, figsize=(width * ncol, height * nrow), squeeze=False)
@@ -67,12 +70,12 @@ def metric_figure(df, info, metric, out_png):
     """Box plot of ``metric``: one panel per data set, one box per method, points = seeds."""
     import seaborn as sns
 
-    plt = _plt()
+    plt = pyplot()
     label, _lower = info["metrics"][metric]
     df = df[df[metric].notna()]
     datasets = sorted(df["dataset"].unique())
     sns.set_theme(style="whitegrid", context="paper")
-    fig, axes = _panels(plt, len(datasets))
+    fig, axes = panels(plt, len(datasets))
     order = _method_order(df, info.get("methods"))
     kernels_ = sorted(df["kernel"].unique())
     for ax, ds in zip(axes.flat, datasets, strict=False):
@@ -102,12 +105,12 @@ def coord_figure(df, info, metric, coord, out_png, paper_curve=None, title=None,
     axes (None: log where the values span more than a factor 20, y only for times).
     ``robust_ylim``: each panel's y range from the 2-98% quantiles of its values, so that a few
     wild values (a method far off on some widths) do not flatten every other line."""
-    plt = _plt()
+    plt = pyplot()
     label, _lower = info["metrics"][metric]
     df = df[df[metric].notna() & df[coord].notna()]
     datasets = sorted(df["dataset"].unique())
     others = [c for c in varying_coords(df, info.get("coords", ())) if c != coord]
-    fig, axes = _panels(plt, len(datasets), 3.3, 2.9)
+    fig, axes = panels(plt, len(datasets), 3.3, 2.9)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     order = {m: i for i, m in enumerate(_method_order(df, info.get("methods")))}
     many_kernels = df["kernel"].nunique() > 1
@@ -155,7 +158,7 @@ def cd_figure(mean_ranks, pvalues, out_png, title=None, cd=None, alpha=0.05):
     DataFrame) cannot tell apart at ``alpha``, and the critical difference ``cd`` above the axis."""
     import scikit_posthocs as skp
 
-    plt = _plt()
+    plt = pyplot()
     ranks = pd.Series(mean_ranks, dtype=float).sort_values()
     k = len(ranks)
     fig, ax = plt.subplots(figsize=(7.0, 1.1 + 0.24 * k))

@@ -115,9 +115,9 @@ def paper_layout(df, methods, table):
 def alignment_figure(rows, out_png):
     """Per data set: error (top) and the alignment criterion (bottom) against log10 lambda, mean over repeats."""
     from ..atomic import replace_into
-    from ..report import _plt
+    from ..report import pyplot
 
-    plt = _plt()
+    plt = pyplot()
     datasets = sorted(rows["dataset"].unique())
     fig, axes = plt.subplots(2, len(datasets), figsize=(2.8 * len(datasets), 4.6), squeeze=False, sharex=True)
     for c, ds in enumerate(datasets):

@@ -183,9 +183,9 @@ def sampler_grid(rows, exact, metric, label, out_png, order=None, logy=False):
     """One row of panels per data set, one panel per sampler: ``metric`` against the ratio, one line
     per integration (mean, +- sd band over seeds); the exact machine as a dashed grey line."""
     from ..atomic import replace_into
-    from ..report import _plt
+    from ..report import pyplot
 
-    plt = _plt()
+    plt = pyplot()
     datasets = sorted(rows["dataset"].unique())
     samplers = order or list(dict.fromkeys(rows["method"]))
     fig, axes = plt.subplots(len(datasets), len(samplers), figsize=(2.9 * len(samplers), 2.4 * len(datasets)),

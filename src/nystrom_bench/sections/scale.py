@@ -153,16 +153,16 @@ def loglog_figure(df, metric, label, out_png, order, exponents=True):
     """``metric`` against n, log-log: one panel per (data set, m), one line per method; exact KRR in every
     panel of its data set; the legend gives the fitted exponent."""
     from ..atomic import replace_into
-    from ..report import _panels, _plt
+    from ..report import panels, pyplot
 
-    plt = _plt()
+    plt = pyplot()
     c = _cell_means(df, metric)
-    panels = sorted({(ds, m) for ds, m in zip(c["dataset"], c["m"], strict=True) if m >= 0}) or \
+    cells = sorted({(ds, m) for ds, m in zip(c["dataset"], c["m"], strict=True) if m >= 0}) or \
         sorted({(ds, m) for ds, m in zip(c["dataset"], c["m"], strict=True)})
-    fig, axes = _panels(plt, len(panels), 3.4, 3.0)
+    fig, axes = panels(plt, len(cells), 3.4, 3.0)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     methods = [m for m in order if m in set(c["method"])] + sorted(set(c["method"]) - set(order))
-    for ax, (ds, m) in zip(axes.flat, panels, strict=False):
+    for ax, (ds, m) in zip(axes.flat, cells, strict=False):
         for i, method in enumerate(methods):
             g = c[(c["dataset"] == ds) & (c["method"] == method) & ((c["m"] == m) | (c["m"] < 0))]
             if not len(g):
