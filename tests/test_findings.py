@@ -58,3 +58,23 @@ def test_markdown_and_readme_snapshot(tmp_path):
     readme.write_text("no markers")
     with pytest.raises(ValueError, match="markers"):
         findings.snapshot_readme(tmp_path / "F.md", readme)
+
+
+@pytest.mark.parametrize("cg_speedup,use,call", [
+    (0.5, "solver/precision: cg", 'KRR(n_components=m, solver="cg")'),  # clearly faster: named
+    (0.0, "the default solver='auto'", "KRR(n_components=m)"),          # a tie: the default, not a coin toss
+])
+def test_guide_names_a_solver_only_where_it_is_significantly_faster(cg_speedup, use, call):
+    rng = np.random.default_rng(1)
+    rows = []
+    for ds in ("d1", "d2"):
+        for s in range(8):
+            for n in (1000, 4000):
+                for method in ("direct", "direct_f32", "cg", "cg_f32"):
+                    t = n / 1000 * (1 - cg_speedup * method.startswith("cg")) * (1 + 0.05 * rng.standard_normal())
+                    rows.append({"dataset": ds, "kernel": "g", "seed": s, "n": n, "m": 100, "method": method,
+                                 "fit_time": t})
+    info = {"metrics": {"fit_time": ["Fit time (s)", True]}, "coords": ["n", "m"],
+            "block_cols": ["dataset", "kernel", "seed"]}
+    row = next(r for r in findings._guide({"scale": pd.DataFrame(rows)}, {"scale": info}) if r["budget"] == "time")
+    assert row["use"].startswith(use) and row["call"] == call

@@ -1,6 +1,7 @@
 """End to end: the real Snakemake DAG on a tiny config in a temporary directory."""
 
 import copy
+import json
 import shutil
 import stat
 import subprocess
@@ -201,6 +202,46 @@ def test_results_and_mlflow_hold_one_run_per_configuration(workdir):
     stats = pd.read_csv(workdir / "results/krr/stats.csv")
     assert set(stats["method"]) == {"nystrom_gsa", "nystrom_lla"}
     assert stats["wilcoxon_p"].between(0, 1).all()
+
+
+@pytest.mark.slow
+def test_each_study_has_one_report_run_with_its_pdf_figures_and_claims(workdir):
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{workdir}/mlflow.db"
+    client = MlflowClient(tracking_uri=uri)
+    logged = json.loads((workdir / "results/reports_logged.json").read_text())
+    assert set(logged) == set(TINY["studies"])
+    with_claims = n_figures = 0
+    for study, run_id in logged.items():
+        runs = tracking.active_runs(study, uri, level="report")
+        assert list(runs["run_id"]) == [run_id] and runs["tags.mlflow.runName"][0] == f"{study} · report"
+        names = {a.path for a in client.list_artifacts(run_id)}
+        assert {f"{study}.pdf", "claims.csv"} <= names
+        figures = {Path(a.path).name for a in client.list_artifacts(run_id, "figures")}
+        assert figures == {p.name for p in (workdir / f"results/{study}/figures").glob("*.png")}
+        n_figures += bool(figures)
+        claims = pd.read_csv(workdir / f"results/{study}/claims.csv")
+        tags = client.get_run(run_id).data.tags
+        assert {k[len("claim."):]: v for k, v in tags.items() if k.startswith("claim.")} == \
+            dict(zip(claims["claim_id"], claims["verdict"], strict=True))
+        note = tags["mlflow.note.content"]
+        assert note.startswith("### ") and f"{study}.pdf" in note
+        if len(claims):
+            with_claims += 1
+            assert "**Claims tested here:" in note and claims["verdict"].iloc[0] in note
+    assert with_claims >= 1 and n_figures >= 7  # selection_tiny draws no figure
+    # the configuration runs are unchanged by it, and logging the same files again keeps the run
+    assert len(tracking.active_runs("krr", uri)) == 18
+    files = {"": [workdir / "reports/krr.pdf", workdir / "results/krr/claims.csv"],
+             "figures": sorted((workdir / "results/krr/figures").glob("*.png"))}
+    note = client.get_run(logged["krr"]).data.tags["mlflow.note.content"]
+    tags = {k: v for k, v in client.get_run(logged["krr"]).data.tags.items() if k.startswith("claim.")}
+    assert tracking.log_report("krr", files, uri, note=note, tags=tags) == logged["krr"]
+    changed = tracking.log_report("krr", files, uri, note=note + "changed", tags=tags)
+    assert changed != logged["krr"]
+    assert list(tracking.active_runs("krr", uri, level="report")["run_id"]) == [changed]
+    tracking.log_report("krr", files, uri, note=note, tags=tags)  # as the workflow left it
 
 
 @pytest.mark.slow

@@ -195,11 +195,17 @@ def _guide(tables, infos):
                              'gamma="median")'})
     solver = winner("scale", "fit_time", "method", ["direct", "direct_f32", "cg", "cg_f32"])
     if solver:
+        # the fastest only where it beats the float64 direct solve (what solver='auto' runs at these sizes)
+        # significantly; else the default, not a coin toss between tied solvers
+        vs_direct = (winner("scale", "fit_time", "method", [solver["best"], "direct"])
+                     if solver["best"] != "direct" else None)
+        fastest = clear(vs_direct, None) if vs_direct and vs_direct["best"] == solver["best"] else None
         rows.append({"task": "regression", "n": "10^5 and more", "budget": "time",
-                     "use": f"solver/precision: {solver['best']}",
+                     "use": f"solver/precision: {fastest}" if fastest else
+                            "the default solver='auto' (no solver or precision was significantly faster)",
                      "evidence": f"scale fit time, ranks {', '.join(solver['order'])}; {said(solver)}; test RMSE "
                                  "in reports/scale.pdf",
-                     "call": _solver_call(solver["best"])})
+                     "call": _solver_call(fastest) if fastest else "KRR(n_components=m)"})
     clf = winner("krc", "test_accuracy", "method", ["nystrom_uniform", "nystrom_kmeans", "nystrom_rls"])
     clf_mode = winner("integration", "test_accuracy", "integration", ["gsa", "lla"])
     if clf:
@@ -334,6 +340,31 @@ def markdown(found, ledger, provenance_line=""):
     out += ["", SNAPSHOT_CUT, "", "## All claims", ""]
     if len(ledger):
         out += table(ledger.fillna(""), ["paper", "claim", "where", "paper_value", "ours", "verdict", "test"])
+    return "\n".join(out) + "\n"
+
+
+def study_note(info, claims, pdf_name):
+    """Markdown for a study's report run in MLflow (:func:`nystrom_bench.tracking.log_report`): its
+    title, its claims with their computed verdicts (answer first), then what it asks and where the
+    rest is."""
+    from .claims import verdict_counts
+
+    out = [f"### {info.get('title') or info.get('study', '')}", ""]
+    if claims is not None and len(claims):
+        counts = ", ".join(f"{n} {v}" for v, n in verdict_counts(claims).items())
+        out += [f"**Claims tested here: {counts}** (each verdict from the test its paper file declares).", ""]
+        for _, r in claims.fillna("").iterrows():
+            ours = f" Ours: {_md_cell(r['ours'])}." if r["ours"] != "" else ""
+            out.append(f"- **{r['verdict']}**: {_md_cell(r['claim'])} ({r['paper']}, {r['where']}; paper: "
+                       f"{_md_cell(r['paper_value'])}).{ours}")
+        out.append("")
+    else:
+        out += ["No paper claim is tested by this study; its report gives the comparisons.", ""]
+    if info.get("description"):
+        out += [_md_cell(info["description"]), ""]
+    out += [f"Artifacts: `{pdf_name}` (the study's report: answer, tables, paired tests, figures), "
+            "`figures/`, `claims.csv`. The configuration runs beside this one hold every result; compare "
+            "them in the chart view or group them by method."]
     return "\n".join(out) + "\n"
 
 

@@ -31,6 +31,10 @@ Layout
     ``best_lambda`` per m) are histories ``<prefix>param.<name>`` when numeric; other such params
     (lists per point) are only in the job's result table (tag ``nystrom_bench.dropped_params``).
 
+- **Report runs** (``nystrom_bench.level = report``, name ``<study> · report``), one per study, logged
+  by the workflow's last step (:func:`log_report`): the study's PDF, figures and claims as artifacts,
+  the claims' verdicts as its description and as tags ``claim.<id>``; no metrics, no ``job_key``.
+
 No parent runs: MLflow 3.17's runs table folds child runs under their parent, and its chart view
 draws only the rows on show, so with a parent per job (or per data set x method) a fresh browser
 sees one row per job and empty charts (checked in headless Chromium); runs side by side draw at
@@ -105,7 +109,7 @@ from pathlib import Path
 from .results import ID_COLS, format_coord
 
 __all__ = ["resolve_tracking_uri", "log_job", "run_key", "run_name", "format_coord", "active_runs", "prune",
-           "results_from_mlflow", "rows_from_frame", "ui_link", "file_digest", "describe", "LEVEL_TAG",
+           "results_from_mlflow", "rows_from_frame", "ui_link", "file_digest", "describe", "LEVEL_TAG", "log_report",
            "CURVE_COORDS"]
 
 DEFAULT_URI = "sqlite:///mlflow.db"
@@ -120,6 +124,7 @@ _CURVE_TAG, _COORDS_TAG, _STEPS_TAG = "nystrom_bench.curve", "nystrom_bench.coor
 _VARYING_TAG, _DROPPED_TAG, _NONFINITE_TAG = ("nystrom_bench.varying_params", "nystrom_bench.dropped_params",
                                               "nystrom_bench.nonfinite")
 _DIGEST_TAG, _LAYOUT_TAG = "nystrom_bench.result_digest", "nystrom_bench.layout"
+_REPORT_DIGEST_TAG = "nystrom_bench.report_digest"
 _PARAM_LEAF, _MEAN = "param.", "mean/"
 _MAX_PARAM = 6000
 _MAX_PARAMS, _MAX_ENTITIES = 100, 1000  # MLflow's log_batch limits
@@ -319,6 +324,7 @@ class _RestClient:
         self._local = threading.local()
         self._sessions = []
         self._lock = threading.Lock()
+        self._artifact_uris = {}
 
     def _session(self):
         sess = getattr(self._local, "session", None)
@@ -413,7 +419,9 @@ class _RestClient:
                 "tags": [{"key": k, "value": str(v)} for k, v in (tags or {}).items()]}
         if run_name:
             body["run_name"] = run_name
-        return _run_obj(self._call("POST", "runs/create", body)["run"])
+        run = _run_obj(self._call("POST", "runs/create", body)["run"])
+        self._artifact_uris[run.info.run_id] = run.info.artifact_uri  # log_artifact needs no runs/get then
+        return run
 
     def log_batch(self, run_id, metrics=(), params=(), tags=()):
         self._call("POST", "runs/log-batch", {
@@ -446,16 +454,19 @@ class _RestClient:
             if not token:
                 return out
 
-    def log_artifact(self, run_id, local_path):
+    def log_artifact(self, run_id, local_path, artifact_path=None):
         """Upload through the server's artifact proxy (``mlflow-artifacts:``, the server's default); any
         other artifact store (e.g. s3:// without the proxy) through MlflowClient."""
-        run = _run_obj(self._call("GET", "runs/get", params={"run_id": run_id})["run"])
-        uri = run.info.artifact_uri or ""
+        if self._artifact_uris.get(run_id) is None:
+            run = _run_obj(self._call("GET", "runs/get", params={"run_id": run_id})["run"])
+            self._artifact_uris[run_id] = run.info.artifact_uri
+        uri = self._artifact_uris[run_id] or ""
         if not uri.startswith("mlflow-artifacts:"):
             from mlflow.tracking import MlflowClient
 
-            return MlflowClient(tracking_uri=self.uri).log_artifact(run_id, str(local_path))
-        rel = re.sub(r"^mlflow-artifacts:(//[^/]*)?/?", "", uri).strip("/")
+            return MlflowClient(tracking_uri=self.uri).log_artifact(run_id, str(local_path), artifact_path)
+        rel = "/".join(filter(None, [re.sub(r"^mlflow-artifacts:(//[^/]*)?/?", "", uri).strip("/"),
+                                     (artifact_path or "").strip("/")]))
         with open(local_path, "rb") as fh:
             self._call("PUT", f"{rel}/{Path(local_path).name}", data=fh.read(), api="/api/2.0/mlflow-artifacts/artifacts/")
 
@@ -850,6 +861,42 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
             _retry(lambda: client.set_tag(job, _DIGEST_TAG, digest), "tag job run")
         _retry(lambda: client.set_terminated(job, "FINISHED"), "finish job run")
     return run_ids
+
+
+def log_report(study, artifacts, tracking_uri=None, note=None, tags=None):
+    """Log a study's report as one run of its experiment: the PDF, figures and claims beside its runs.
+
+    The run (tag ``nystrom_bench.level = report``, named ``<study> · report``) holds ``artifacts``
+    (``{artifact folder ("" = the root): [paths]}``), ``note`` (Markdown: the run page's description)
+    and ``tags`` (e.g. ``claim.<id>`` = its verdict).  It has no metrics, so the chart view skips it,
+    and no ``job_key``, so :func:`prune` leaves it alone.  Idempotent: a report run logged from the same
+    files, note and tags (digest tag ``nystrom_bench.report_digest``) is kept; otherwise the study's
+    report runs are replaced.  Returns the run id.
+    """
+    files = sorted((folder.strip("/"), Path(path)) for folder, paths in artifacts.items() for path in paths)
+    h = hashlib.sha256()
+    for folder, path in files:
+        h.update(f"{folder}/{path.name}={file_digest(path)}\n".encode())
+    h.update(json.dumps([note, sorted((tags or {}).items())], default=str).encode())
+    digest = h.hexdigest()
+    with _store(study, tracking_uri) as (client, artifact_root, _):
+        exp_id = _retry(lambda: _experiment_id(client, study, artifact_root), "create experiment")
+        old = [r for r in _search_all(client, exp_id) if r.data.tags.get(LEVEL_TAG) == "report"]
+        done = [r for r in old if r.data.tags.get(_REPORT_DIGEST_TAG) == digest]
+        if len(done) == 1 and len(old) == 1:
+            log.info("%s: report logged already (digest %s)", study, digest[:12])
+            return done[0].info.run_id
+        _delete(client, old)
+        run_tags = {**{k: str(v)[:_MAX_PARAM] for k, v in (tags or {}).items()}, LEVEL_TAG: "report",
+                    **({DESCRIPTION_TAG: note} if note else {})}
+        rid = _retry(lambda: client.create_run(exp_id, run_name=f"{study} · report", tags=run_tags),
+                     "create report run").info.run_id
+        for folder, path in files:
+            _retry(lambda folder=folder, path=path: client.log_artifact(rid, str(path), folder or None),
+                   "log report artifact")
+        _retry(lambda: client.set_tag(rid, _REPORT_DIGEST_TAG, digest), "tag report run")  # last: complete
+        _retry(lambda: client.set_terminated(rid, "FINISHED"), "finish report run")
+    return rid
 
 
 def rows_from_frame(df, coords=()):

@@ -3,7 +3,8 @@ single-node SLURM, logging to an MLflow server on PostgreSQL (``make test-cluste
 
 1. A clean run: exit 0, the reports exist, per study the server's active configuration runs equal the
    result rows grouped at the MLflow grain (unique run keys, the table rebuilt from the runs equals
-   results.csv), PostgreSQL holds them; per DAG level latency and the logging cost are measured.
+   results.csv), PostgreSQL holds them and one report run per study (PDF, figures, claims); per DAG level
+   latency and the logging cost are measured.
 2. Faults: a copy of that run with its run results deleted; one run job is cancelled with scancel
    while it runs and the worker (the run script's process) of the other is killed with SIGKILL: both
    jobs fail, neither leaves an output.
@@ -162,7 +163,9 @@ def _mlflow_equals_results(cluster, workdir, study):
     rows = cluster.sql("select r.lifecycle_stage, count(*) from runs r join experiments e "
                        f"on r.experiment_id = e.experiment_id where e.name = '{study}' group by 1")
     active = {stage: int(n) for stage, n in rows}.get("active", 0)
-    assert active == len(runs) + len(jobs), f"PostgreSQL holds {rows}"
+    reports = tracking.active_runs(study, uri, level="report")
+    assert len(reports) == 1 and (workdir / f"reports/{study}.pdf").exists()  # its PDF, figures and claims
+    assert active == len(runs) + len(jobs) + len(reports), f"PostgreSQL holds {rows}"
     return len(runs) + len(jobs)
 
 
@@ -271,6 +274,8 @@ def test_logging_to_the_server_is_cheap(cluster, clean):
         text = (workdir / f"results/logs/aggregate/{study}.log").read_text()
         tracking_s += float(re.findall(r"tracking_seconds=([\d.]+)", text)[-1])
     config_runs = sum(len(tracking.active_runs(s, cluster.tracking_uri)) for s in STUDIES)
+    report_runs = sum(len(tracking.active_runs(s, cluster.tracking_uri, level="report")) for s in STUDIES)
+    report_files = sum(1 + 1 + len(list((workdir / f"results/{s}/figures").glob("*.png"))) for s in STUDIES)
     n_jobs = sum(len(v) for v in SLICE_DATASETS.values())
     reqs = clean["requests"]
     per_endpoint = pd.Series([p.split("/artifacts/")[0] for _, p in reqs]).value_counts().to_dict()
@@ -286,11 +291,16 @@ def test_logging_to_the_server_is_cheap(cluster, clean):
     (workdir / "cluster-timings.json").write_text(json.dumps(report, indent=1))
     print("\ncluster timings:", json.dumps(report, indent=1))
     # a configuration run is 4 requests (create, log-batch, log-inputs, update), whatever its rows or curve
-    # points; the rest is per study (experiment, prune, link) and per job (job run, artifact, digest)
-    for endpoint in ("create", "log-batch", "log-inputs", "update"):
+    # points; the rest is per study (experiment, prune, link, its report run) and per job (job run,
+    # artifact, digest); a report run: create, update, its files, a digest tag and the searches around it
+    assert report_runs == len(STUDIES), report
+    for endpoint in ("log-batch", "log-inputs"):
         assert per_endpoint.get(f"/api/2.0/mlflow/runs/{endpoint}") == config_runs + n_jobs, report
+    for endpoint in ("create", "update"):
+        assert per_endpoint.get(f"/api/2.0/mlflow/runs/{endpoint}") == config_runs + n_jobs + report_runs, report
     assert "/api/2.0/mlflow/runs/get" not in per_endpoint or per_endpoint["/api/2.0/mlflow/runs/get"] <= n_jobs
-    assert len(reqs) <= 4 * (config_runs + n_jobs) + 12 * len(STUDIES) + 4 * n_jobs, report
+    assert len(reqs) <= 4 * (config_runs + n_jobs) + 12 * len(STUDIES) + 4 * n_jobs + 8 * report_runs + report_files, \
+        report
     # the cost on the cluster: the SLURM jobs' wall time (what a run holds nodes for)
     assert tracking_s <= 0.05 * slurm_s, report
 

@@ -88,4 +88,4 @@ def all_targets():
     runs = [f"results/{s}/runs/{j}.csv" for s in STUDIES for j in JOBS[s]]
     tables = expand("results/{study}/{table}.csv", study=STUDIES, table=["results", "stats"])
     return (runs + tables + expand("reports/{study}.pdf", study=STUDIES)
-            + ["results/claims.csv", "reports/summary.pdf"])
+            + ["results/claims.csv", "reports/summary.pdf", "results/reports_logged.json"])

@@ -86,3 +86,30 @@ rule summary:
         "../../environment.yml"
     script:
         "../scripts/summary.py"
+
+
+# Stage 9: each study's report in MLflow beside its runs -- one run per study (tag level = report)
+# holding the PDF, the figures and the study's claims, its description the claims' verdicts; one
+# MLflow start-up for all studies, a study whose files are logged already skipped.
+rule track_reports:
+    input:
+        pdfs=expand("reports/{study}.pdf", study=STUDIES),
+        figures=expand("results/{study}/figures", study=STUDIES),
+        claims=expand("results/{study}/claims.csv", study=STUDIES),
+    output:
+        "results/reports_logged.json",
+    params:
+        infos=lambda wildcards: canonical({s: study_report_params(SimpleNamespace(study=s)) for s in STUDIES}),
+        studies=canonical(KeyList(STUDIES)),
+    log:
+        "results/logs/report/track_reports.log",
+    benchmark:
+        "results/benchmarks/report/track_reports.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/track_reports.py"
