@@ -471,7 +471,8 @@ def test_removing_a_dataset_deletes_its_mlflow_runs(copy_of):
     fewer["studies"]["krr"]["datasets"] = ["diabetes"]
     snakemake(copy_of, "--cores", "2", "--configfile", _write(copy_of, "fewer.yaml", fewer))
     runs = tracking.active_runs("krr", f"sqlite:///{copy_of}/mlflow.db", level=None)
-    assert set(runs["params.dataset"].dropna()) == {"diabetes"} and len(runs) == 9 + 1
+    assert set(runs["params.dataset"].dropna()) == {"diabetes"} and len(runs) == 9 + 1 + 1  # + the report run
+    assert list(runs["tags.nystrom_bench.level"]).count("report") == 1
 
 
 @pytest.mark.slow
