@@ -138,3 +138,12 @@ def test_paper_config_passes_the_checks():
 
     cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "paper.yaml").read_text())
     assert {"consistency", "selection", "krc"} <= set(check_config(cfg))
+
+
+def test_a_study_may_not_take_the_findings_experiments_name():
+    from nystrom_bench.config import ConfigError, check
+
+    block = {"kind": "krr", "datasets": ["diabetes"], "seeds": [0], "kernels": {"gaussian": {"kernel": "gaussian"}},
+             "methods": {"exact": {"approximation": "exact"}}}
+    with pytest.raises(ConfigError, match="studies.findings: the name 'findings' is the MLflow experiment"):
+        check({"studies": {"findings": block}})

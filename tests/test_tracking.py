@@ -371,3 +371,24 @@ def test_experiments_open_as_model_training_with_description_and_a_link(tmp_path
     assert tracking.ui_link("s", uri) == (f"http://127.0.0.1:5000/#/experiments/{exp.experiment_id}/runs"
                                           "?workflowType=machine_learning")
     assert tracking.ui_link("s", uri, ui="http://host:8080/").startswith("http://host:8080/#/experiments/")
+
+
+def test_report_run_holds_its_files_and_a_note_cut_to_mlflows_limit(tmp_path, uri, client):
+    pdf, fig = tmp_path / "s.pdf", tmp_path / "a.png"
+    pdf.write_bytes(b"%PDF-1.4 test")
+    fig.write_bytes(b"\x89PNG test")
+    note = "### s\n\n" + "".join(f"- claim {i}: reproduced\n" for i in range(600))  # > 8,000 characters
+    rid = tracking.log_report("s", {"": [pdf], "figures": [fig]}, uri, note=note, tags={"claim.c1": "reproduced"},
+                              description="what s asks")
+    run = client.get_run(rid)
+    kept = run.data.tags["mlflow.note.content"]
+    assert len(kept) <= 8000 and kept.startswith("### s") and "cut to MLflow's limit" in kept
+    assert kept.split("\n\n... (cut")[0] in note  # cut at a line, nothing rewritten
+    assert run.data.tags["claim.c1"] == "reproduced" and run.data.tags[tracking.LEVEL_TAG] == "report"
+    assert {a.path for a in client.list_artifacts(rid)} == {"s.pdf", "figures"}
+    assert client.get_experiment_by_name("s").tags["mlflow.note.content"] == "what s asks"
+    assert tracking.log_report("s", {"": [pdf], "figures": [fig]}, uri, note=note, tags={"claim.c1": "reproduced"}) == rid
+    fig.write_bytes(b"\x89PNG changed")  # a changed file replaces the run
+    new = tracking.log_report("s", {"": [pdf], "figures": [fig]}, uri, note=note, tags={"claim.c1": "reproduced"})
+    assert new != rid and list(tracking.active_runs("s", uri, level="report")["run_id"]) == [new]
+    assert tracking.active_runs("s", uri).empty  # no configuration run

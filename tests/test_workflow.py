@@ -211,7 +211,15 @@ def test_each_study_has_one_report_run_with_its_pdf_figures_and_claims(workdir):
     uri = f"sqlite:///{workdir}/mlflow.db"
     client = MlflowClient(tracking_uri=uri)
     logged = json.loads((workdir / "results/reports_logged.json").read_text())
-    assert set(logged) == set(TINY["studies"])
+    assert set(logged) == {*TINY["studies"], tracking.FINDINGS_EXPERIMENT}
+    # the findings: summary PDF, FINDINGS.md and the ledger, the verdicts per paper as the description
+    found = logged.pop(tracking.FINDINGS_EXPERIMENT)
+    assert list(tracking.active_runs("findings", uri, level="report")["run_id"]) == [found]
+    assert {a.path for a in client.list_artifacts(found)} == {"summary.pdf", "FINDINGS.md", "claims.csv"}
+    note = client.get_run(found).data.tags["mlflow.note.content"]
+    ledger = pd.read_csv(workdir / "results/claims.csv")
+    assert note.startswith("# Findings") and f"**{len(ledger)} claims" in note and "## Answers" not in note
+    assert sum(k.startswith("claim.") for k in client.get_run(found).data.tags) == len(ledger)
     with_claims = n_figures = 0
     for study, run_id in logged.items():
         runs = tracking.active_runs(study, uri, level="report")

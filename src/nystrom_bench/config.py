@@ -37,6 +37,10 @@ def _check_block(sname, block, known_kinds, known_data):
     from . import data, studies
 
     where = f"studies.{sname}"
+    from .tracking import FINDINGS_EXPERIMENT
+
+    if sname == FINDINGS_EXPERIMENT:
+        raise ConfigError(f"{where}: the name {sname!r} is the MLflow experiment of the findings; rename the study")
     kind = block.get("kind", sname)
     if kind not in known_kinds:
         raise ConfigError(f"{where}.kind: unknown study kind {kind!r}; choose one of {', '.join(known_kinds)}")

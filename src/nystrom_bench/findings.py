@@ -343,6 +343,15 @@ def markdown(found, ledger, provenance_line=""):
     return "\n".join(out) + "\n"
 
 
+def findings_note(findings_md):
+    """Markdown for the findings run in MLflow: ``FINDINGS.md`` up to its answers (the verdicts per paper
+    and the headline claims), then where the rest is."""
+    head = Path(findings_md).read_text(encoding="utf-8").split("## Answers")[0].rstrip()
+    return (f"{head}\n\nThe answers, the practitioner's guide and every claim with its test: `summary.pdf` and "
+            "`FINDINGS.md` (this run's artifacts), `claims.csv` (the ledger). Each study's experiment holds its "
+            "runs and, at the top, its report run.\n")
+
+
 def study_note(info, claims, pdf_name):
     """Markdown for a study's report run in MLflow (:func:`nystrom_bench.tracking.log_report`): its
     title, its claims with their computed verdicts (answer first), then what it asks and where the

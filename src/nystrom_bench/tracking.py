@@ -33,7 +33,9 @@ Layout
 
 - **Report runs** (``nystrom_bench.level = report``, name ``<study> · report``), one per study, logged
   by the workflow's last step (:func:`log_report`): the study's PDF, figures and claims as artifacts,
-  the claims' verdicts as its description and as tags ``claim.<id>``; no metrics, no ``job_key``.
+  the claims' verdicts as its description and as tags ``claim.<id>``; no metrics, no ``job_key``.  The
+  experiment :data:`FINDINGS_EXPERIMENT` holds one such run with the summary PDF, ``FINDINGS.md`` and the
+  claims ledger.
 
 No parent runs: MLflow 3.17's runs table folds child runs under their parent, and its chart view
 draws only the rows on show, so with a parent per job (or per data set x method) a fresh browser
@@ -110,6 +112,7 @@ from .results import ID_COLS, format_coord
 
 __all__ = ["resolve_tracking_uri", "log_job", "run_key", "run_name", "format_coord", "active_runs", "prune",
            "results_from_mlflow", "rows_from_frame", "ui_link", "file_digest", "describe", "LEVEL_TAG", "log_report",
+           "FINDINGS_EXPERIMENT",
            "CURVE_COORDS"]
 
 DEFAULT_URI = "sqlite:///mlflow.db"
@@ -127,6 +130,9 @@ _DIGEST_TAG, _LAYOUT_TAG = "nystrom_bench.result_digest", "nystrom_bench.layout"
 _REPORT_DIGEST_TAG = "nystrom_bench.report_digest"
 _PARAM_LEAF, _MEAN = "param.", "mean/"
 _MAX_PARAM = 6000
+_MAX_NOTE = 8000  # MLflow's longest run tag value (a run's description is one)
+#: the experiment of the benchmark's findings (the summary PDF, FINDINGS.md, the claims ledger)
+FINDINGS_EXPERIMENT = "findings"
 _MAX_PARAMS, _MAX_ENTITIES = 100, 1000  # MLflow's log_batch limits
 _SAFE = re.compile(r"^[\w.\- ]+$")
 log = logging.getLogger(__name__)
@@ -863,12 +869,13 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
     return run_ids
 
 
-def log_report(study, artifacts, tracking_uri=None, note=None, tags=None):
+def log_report(study, artifacts, tracking_uri=None, note=None, tags=None, description=None):
     """Log a study's report as one run of its experiment: the PDF, figures and claims beside its runs.
 
     The run (tag ``nystrom_bench.level = report``, named ``<study> · report``) holds ``artifacts``
     (``{artifact folder ("" = the root): [paths]}``), ``note`` (Markdown: the run page's description)
-    and ``tags`` (e.g. ``claim.<id>`` = its verdict).  It has no metrics, so the chart view skips it,
+    and ``tags`` (e.g. ``claim.<id>`` = its verdict); ``description`` sets the experiment's (made if
+    need be).  A note beyond MLflow's 8,000 characters is cut at a line, saying so.  It has no metrics, so the chart view skips it,
     and no ``job_key``, so :func:`prune` leaves it alone.  Idempotent: a report run logged from the same
     files, note and tags (digest tag ``nystrom_bench.report_digest``) is kept; otherwise the study's
     report runs are replaced.  Returns the run id.
@@ -879,8 +886,11 @@ def log_report(study, artifacts, tracking_uri=None, note=None, tags=None):
         h.update(f"{folder}/{path.name}={file_digest(path)}\n".encode())
     h.update(json.dumps([note, sorted((tags or {}).items())], default=str).encode())
     digest = h.hexdigest()
+    if note and len(note) > _MAX_NOTE:
+        note = note[:note.rfind("\n", 0, _MAX_NOTE - 200)] + ("\n\n... (cut to MLflow's limit of 8,000 characters: "
+                                                          "the whole text is in the artifacts)\n")
     with _store(study, tracking_uri) as (client, artifact_root, _):
-        exp_id = _retry(lambda: _experiment_id(client, study, artifact_root), "create experiment")
+        exp_id = _retry(lambda: _experiment_id(client, study, artifact_root, description), "create experiment")
         old = [r for r in _search_all(client, exp_id) if r.data.tags.get(LEVEL_TAG) == "report"]
         done = [r for r in old if r.data.tags.get(_REPORT_DIGEST_TAG) == digest]
         if len(done) == 1 and len(old) == 1:

@@ -89,13 +89,17 @@ rule summary:
 
 
 # Stage 9: each study's report in MLflow beside its runs -- one run per study (tag level = report)
-# holding the PDF, the figures and the study's claims, its description the claims' verdicts; one
-# MLflow start-up for all studies, a study whose files are logged already skipped.
+# holding the PDF, the figures and the study's claims, its description the claims' verdicts -- and the
+# findings (summary PDF, FINDINGS.md, the ledger) as the run of the experiment "findings"; one MLflow
+# start-up for all, a report whose files are logged already skipped.
 rule track_reports:
     input:
         pdfs=expand("reports/{study}.pdf", study=STUDIES),
         figures=expand("results/{study}/figures", study=STUDIES),
         claims=expand("results/{study}/claims.csv", study=STUDIES),
+        summary="reports/summary.pdf",
+        findings="reports/FINDINGS.md",
+        ledger="results/claims.csv",
     output:
         "results/reports_logged.json",
     params:

@@ -1,4 +1,5 @@
-"""Each study's report as one MLflow run beside its configuration runs: PDF, figures, claims (thin adapter)."""
+"""Each study's report as one MLflow run beside its configuration runs (PDF, figures, claims), and the
+findings as the run of the experiment "findings" (thin adapter)."""
 from nystrom_bench.jobs import job_log
 
 with job_log(snakemake.log[0]) as log:  # noqa: F821 - injected by Snakemake
@@ -21,5 +22,15 @@ with job_log(snakemake.log[0]) as log:  # noqa: F821 - injected by Snakemake
         artifacts = {"": [pdf, claims_csv], "figures": sorted(Path(figures).glob("*.png"))}
         logged[study] = tracking.log_report(study, artifacts, uri, note=note, tags=tags)
         log.info("%s: report run %s", study, logged[study])
+    # the benchmark's answer, first in the experiments list's reading: verdicts per paper, headline claims
+    ledger = pd.read_csv(sm.input.ledger)
+    logged[tracking.FINDINGS_EXPERIMENT] = tracking.log_report(
+        tracking.FINDINGS_EXPERIMENT, {"": [sm.input.summary, sm.input.findings, sm.input.ledger]}, uri,
+        note=findings.findings_note(sm.input.findings),
+        tags={f"claim.{cid}": v for cid, v in zip(ledger["claim_id"], ledger["verdict"], strict=True)},
+        description="The benchmark's findings: every claim of the five papers (and of this project) with the "
+                    "verdict this run's results give it, the answers and the practitioner's guide. Open the run "
+                    "'findings · report'; each study's own experiment holds its runs and its report.")
+    log.info("findings: %s (%s)", logged[tracking.FINDINGS_EXPERIMENT], tracking.ui_link(tracking.FINDINGS_EXPERIMENT, uri))
     with open_atomic(sm.output[0], "w") as fh:
         json.dump(logged, fh, indent=1, sort_keys=True)
