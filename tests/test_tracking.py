@@ -392,3 +392,11 @@ def test_report_run_holds_its_files_and_a_note_cut_to_mlflows_limit(tmp_path, ur
     new = tracking.log_report("s", {"": [pdf], "figures": [fig]}, uri, note=note, tags={"claim.c1": "reproduced"})
     assert new != rid and list(tracking.active_runs("s", uri, level="report")["run_id"]) == [new]
     assert tracking.active_runs("s", uri).empty  # no configuration run
+
+
+def test_report_note_of_one_long_line_is_cut_too(tmp_path, uri, client):
+    pdf = tmp_path / "t.pdf"
+    pdf.write_bytes(b"%PDF-1.4 test")
+    rid = tracking.log_report("t", {"": [pdf]}, uri, note="x" * 9000)
+    kept = client.get_run(rid).data.tags["mlflow.note.content"]
+    assert len(kept) <= 8000 and kept.startswith("x" * 7000) and "cut to MLflow's limit" in kept

@@ -35,10 +35,9 @@ def all_seeds(config, dataset):
 
 def _check_block(sname, block, known_kinds, known_data):
     from . import data, studies
-
-    where = f"studies.{sname}"
     from .tracking import FINDINGS_EXPERIMENT
 
+    where = f"studies.{sname}"
     if sname == FINDINGS_EXPERIMENT:
         raise ConfigError(f"{where}: the name {sname!r} is the MLflow experiment of the findings; rename the study")
     kind = block.get("kind", sname)

@@ -328,7 +328,7 @@ def markdown(found, ledger, provenance_line=""):
         bp = by_paper(ledger)
         out += table(bp, list(bp.columns)) + ["", "Headline claims tested in this run:", ""]
         out += table(headline(ledger).fillna(""), ["paper", "claim", "where", "paper_value", "ours", "verdict"])
-    out += ["", "## Answers", ""]
+    out += ["", ANSWERS_HEADING, ""]
     for a in found["answers"]:
         out += [f"**{a['question']}**", ""] + [f"- {line}" for line in a["lines"] if not line.startswith("Claim (")]
         out += [""]
@@ -346,7 +346,7 @@ def markdown(found, ledger, provenance_line=""):
 def findings_note(findings_md):
     """Markdown for the findings run in MLflow: ``FINDINGS.md`` up to its answers (the verdicts per paper
     and the headline claims), then where the rest is."""
-    head = Path(findings_md).read_text(encoding="utf-8").split("## Answers")[0].rstrip()
+    head = Path(findings_md).read_text(encoding="utf-8").split(ANSWERS_HEADING)[0].rstrip()
     return (f"{head}\n\nThe answers, the practitioner's guide and every claim with its test: `summary.pdf` and "
             "`FINDINGS.md` (this run's artifacts), `claims.csv` (the ledger). Each study's experiment holds its "
             "runs and, at the top, its report run.\n")
@@ -489,6 +489,8 @@ def summary_pdf(ledger_csv, result_csvs, infos, title, out_pdf, findings_md=None
 SNAPSHOT_START, SNAPSHOT_END = "<!-- findings:start -->", "<!-- findings:end -->"
 #: where the README's snapshot of FINDINGS.md stops (the full ledger stays in reports/FINDINGS.md)
 SNAPSHOT_CUT = "<!-- snapshot ends here -->"
+#: the heading that ends FINDINGS.md's verdicts and headline claims (what the MLflow findings run shows)
+ANSWERS_HEADING = "## Answers"
 
 
 def snapshot_readme(findings_md, readme="README.md"):

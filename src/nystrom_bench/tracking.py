@@ -887,8 +887,9 @@ def log_report(study, artifacts, tracking_uri=None, note=None, tags=None, descri
     h.update(json.dumps([note, sorted((tags or {}).items())], default=str).encode())
     digest = h.hexdigest()
     if note and len(note) > _MAX_NOTE:
-        note = note[:note.rfind("\n", 0, _MAX_NOTE - 200)] + ("\n\n... (cut to MLflow's limit of 8,000 characters: "
-                                                          "the whole text is in the artifacts)\n")
+        cut = note.rfind("\n", 0, _MAX_NOTE - 200)  # at a line; mid-line if the first line is that long
+        note = note[:cut if cut > 0 else _MAX_NOTE - 200] + ("\n\n... (cut to MLflow's limit of 8,000 characters: "
+                                                            "the whole text is in the artifacts)\n")
     with _store(study, tracking_uri) as (client, artifact_root, _):
         exp_id = _retry(lambda: _experiment_id(client, study, artifact_root, description), "create experiment")
         old = [r for r in _search_all(client, exp_id) if r.data.tags.get(LEVEL_TAG) == "report"]

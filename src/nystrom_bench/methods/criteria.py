@@ -17,6 +17,8 @@ width) come from one K~ and share its landmarks.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import papers, selection
@@ -159,10 +161,10 @@ class MCM(Criterion):
         grid, levels = self.opts["grid"], int(self.opts["levels"])
         if grid == "data":
             own = (info or {}).get("grid")
-            grid = own if own is not None and int(np.prod(own)) == n else "levels"
+            grid = own if own is not None and math.prod(own) == n else "levels"
         if grid == "levels":
             return {"levels": levels}
-        if int(np.prod(grid)) != n:
-            raise ValueError(f"mcm: grid {list(grid)} has {int(np.prod(grid))} cells but the training part has {n} "
+        if math.prod(grid) != n:
+            raise ValueError(f"mcm: grid {list(grid)} has {math.prod(grid)} cells but the training part has {n} "
                              "points; use grid: data or grid: levels")
         return {"grid": [int(g) for g in grid]}
