@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-__all__ = ["holm", "paired_tests", "friedman", "pivot_pairs", "round_significant", "SIGNIFICANT_DIGITS", "study_tests",
+__all__ = ["holm", "compare_pair", "paired_tests", "friedman", "pivot_pairs", "round_significant", "SIGNIFICANT_DIGITS", "study_tests",
            "run_study_stats", "NoPairsError",
            "ALL", "hodges_lehmann", "pairwise_tests", "critical_difference", "cd_table", "read_cd", "study_comparisons",
            "MIN_CD_DATASETS"]
@@ -143,17 +143,68 @@ def _no_pairs_reason(df, method, reference, method_col, block_cols, metric):
             "run them on the same data sets, kernels and seeds")
 
 
+def compare_pair(a, b, lower_is_better=True, effect="auto", confidence=0.95):
+    """The paired comparison of ``a`` against ``b`` (one value each per block): the one test every
+    verdict, table and ranking of this project runs.
+
+    The unit is a block (a data set x seed, and a coordinate where the comparison is per coordinate).
+    ``effect="ratio"`` (``"auto"`` picks it when every value is positive) tests the log-ratio
+    ``log(a / b)`` per block, so that no data set dominates by its units (an MSE of 4,000 and one of 20
+    count alike); ``"difference"`` tests ``a - b`` (for metrics that can be zero or negative, and are
+    already on one scale everywhere: slopes, R^2, distances in log2 gamma).  Values are rounded to
+    :data:`SIGNIFICANT_DIGITS` first, so that rounding noise is a tie.
+
+    Returns a dict: ``n_pairs``; ``better``/``worse`` (blocks where ``a`` beats / loses to ``b``);
+    ``effect`` (``"ratio"`` or ``"difference"``); ``estimate`` with ``ci_low``/``ci_high`` -- the
+    Hodges-Lehmann estimate of the median log-ratio (back-transformed: a ratio ``a / b``) or of the
+    median difference, and the ``confidence`` interval that inverts the same signed-rank test
+    (:func:`hodges_lehmann`; NaN with fewer than six pairs at 95%); ``p`` -- SciPy's two-sided Wilcoxon
+    signed-rank test (zeros dropped, ``zero_method="wilcox"``; 1.0 when every pair is tied or there is
+    one pair).
+    """
+    a = round_significant(np.asarray(a, dtype=np.float64))
+    b = round_significant(np.asarray(b, dtype=np.float64))
+    ok = np.isfinite(a) & np.isfinite(b)
+    a, b = a[ok], b[ok]
+    if effect == "auto":
+        effect = "ratio" if len(a) and np.all(a > 0) and np.all(b > 0) else "difference"
+    if effect == "ratio":
+        if len(a) and not (np.all(a > 0) and np.all(b > 0)):
+            raise ValueError("a ratio effect needs positive values; use effect='difference'")
+        d = np.log(a) - np.log(b)
+    elif effect == "difference":
+        d = a - b
+    else:
+        raise ValueError(f"effect must be 'auto', 'ratio' or 'difference', not {effect!r}")
+    out = {"n_pairs": len(d), "better": int(((d < 0) if lower_is_better else (d > 0)).sum()),
+           "worse": int(((d > 0) if lower_is_better else (d < 0)).sum()), "effect": effect,
+           "estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p": np.nan}
+    if len(d) == 0:
+        return out
+    est, lo, hi = hodges_lehmann(d, confidence)
+    if effect == "ratio":
+        est, lo, hi = np.exp(est), np.exp(lo), np.exp(hi)
+    nonzero = d[d != 0]
+    out["p"] = float(sps.wilcoxon(nonzero, zero_method="wilcox").pvalue) if len(nonzero) >= 2 else 1.0
+    out.update(estimate=float(est), ci_low=float(lo), ci_high=float(hi))
+    return out
+
+
 def paired_tests(df, metric, reference, method_col="method", block_cols=("dataset", "seed"),
-                 lower_is_better=True):
+                 lower_is_better=True, effect="auto", confidence=0.95):
     """Compare each method against ``reference`` on ``metric``, paired over ``block_cols``.
 
-    Each method is paired with the reference on the blocks both have.
+    Each method is paired with the reference on the blocks both have, by :func:`compare_pair`:
+    on log-ratios where the metric is positive in every row (``effect="auto"``), else on differences.
 
     Returns
     -------
-    DataFrame with one row per other method: ``n_pairs``, ``median_diff`` (method
-    minus reference), ``wins``/``losses`` (method better/worse than the reference),
-    ``wilcoxon_stat``, ``wilcoxon_p``, ``ttest_p`` and Holm-adjusted ``wilcoxon_p_holm``.
+    DataFrame with one row per other method: ``n_pairs``, ``median_diff`` (the median of method
+    minus reference, in the metric's units), ``wins``/``losses`` (method better/worse than the
+    reference), ``effect`` (``ratio`` or ``difference``), ``estimate``/``ci_low``/``ci_high`` (the
+    Hodges-Lehmann ratio method / reference, or difference, with its ``confidence`` interval),
+    ``wilcoxon_stat``, ``wilcoxon_p`` (on the log-ratios or differences), ``ttest_p`` (paired t-test
+    on the same) and Holm-adjusted ``wilcoxon_p_holm``.
 
     Raises
     ------
@@ -161,29 +212,30 @@ def paired_tests(df, metric, reference, method_col="method", block_cols=("datase
         If the reference has no result, or a method shares no block with it.
     """
     df = df[df[metric].notna()]
+    if effect == "auto":
+        effect = "ratio" if _positive(df, metric) else "difference"
     wide = pivot_pairs(df, metric, method_col, block_cols, complete=False)
     if reference not in wide.columns:
         raise NoPairsError(_no_pairs_reason(df, None, reference, method_col, block_cols, metric))
     rows = []
     for method in [c for c in wide.columns if c != reference]:
-        d = (wide[method] - wide[reference]).dropna().to_numpy()
-        if len(d) == 0:
+        pair = wide[[method, reference]].dropna()
+        if len(pair) == 0:
             raise NoPairsError(_no_pairs_reason(df, method, reference, method_col, block_cols, metric))
-        better = d < 0 if lower_is_better else d > 0
-        worse = d > 0 if lower_is_better else d < 0
+        a, b = pair[method].to_numpy(), pair[reference].to_numpy()
+        c = compare_pair(a, b, lower_is_better, effect, confidence)
+        d = np.log(a) - np.log(b) if effect == "ratio" else a - b
         row = {
-            "metric": metric, "method": method, "reference": reference, "n_pairs": len(d),
-            "median_diff": float(np.median(d)),
-            "wins": int(better.sum()), "losses": int(worse.sum()),
-            "wilcoxon_stat": np.nan, "wilcoxon_p": np.nan, "ttest_p": np.nan,
+            "metric": metric, "method": method, "reference": reference, "n_pairs": c["n_pairs"],
+            "median_diff": float(np.median(a - b)), "wins": c["better"], "losses": c["worse"],
+            "effect": effect, "estimate": c["estimate"], "ci_low": c["ci_low"], "ci_high": c["ci_high"],
+            "wilcoxon_stat": np.nan, "wilcoxon_p": c["p"], "ttest_p": np.nan,
         }
-        if len(d) >= 2 and np.any(d != 0):
-            w = sps.wilcoxon(d, zero_method="wilcox")
-            row["wilcoxon_stat"], row["wilcoxon_p"] = float(w.statistic), float(w.pvalue)
+        nonzero = d[d != 0]
+        if len(nonzero) >= 2:
+            row["wilcoxon_stat"] = float(sps.wilcoxon(nonzero, zero_method="wilcox").statistic)
             if np.std(d) > 0:
                 row["ttest_p"] = float(sps.ttest_1samp(d, 0.0).pvalue)
-        else:
-            row["wilcoxon_p"] = 1.0  # identical results (or one pair): no evidence of a difference
         rows.append(row)
     out = pd.DataFrame(rows)
     if len(out):
@@ -273,7 +325,7 @@ def study_tests(df, metrics, reference=None, coords=(), block_cols=("dataset", "
                               "mean_ranks": json.dumps(f["mean_ranks"])})
     paired_df = pd.concat(paired, ignore_index=True) if paired else pd.DataFrame(
         columns=["metric", "scope", "method", "reference", "n_pairs", "median_diff", "wins", "losses",
-                 "wilcoxon_stat", "wilcoxon_p", "ttest_p", "wilcoxon_p_holm"])
+                 "effect", "estimate", "ci_low", "ci_high", "wilcoxon_stat", "wilcoxon_p", "ttest_p", "wilcoxon_p_holm"])
     fried_df = pd.DataFrame(fried, columns=["metric", "scope", "statistic", "p", "n_blocks", "mean_ranks"])
     return paired_df, fried_df
 
@@ -364,21 +416,11 @@ def pairwise_tests(df, metric, method_col="method", block_cols=("dataset", "seed
     for a_i, a in enumerate(order):
         for b in order[a_i + 1:]:
             pair = wide[[a, b]].dropna()
-            if effect == "ratio":
-                d = np.log(pair[a].to_numpy()) - np.log(pair[b].to_numpy())
-            else:
-                d = (pair[a] - pair[b]).to_numpy()
-            row = {"metric": metric, "method": a, "versus": b, "n_pairs": len(d), "effect": effect,
-                   "better": int(((d < 0) if lower_is_better else (d > 0)).sum()),
-                   "worse": int(((d > 0) if lower_is_better else (d < 0)).sum())}
-            if len(d) == 0:
-                rows.append({**row, "estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "wilcoxon_p": np.nan})
-                continue
-            est, lo, hi = hodges_lehmann(d, confidence)
-            if effect == "ratio":
-                est, lo, hi = np.exp(est), np.exp(lo), np.exp(hi)
-            p = float(sps.wilcoxon(d, zero_method="wilcox").pvalue) if len(d) >= 2 and np.any(d != 0) else 1.0
-            rows.append({**row, "estimate": est, "ci_low": lo, "ci_high": hi, "wilcoxon_p": p})
+            c = compare_pair(pair[a].to_numpy(), pair[b].to_numpy(), lower_is_better, effect, confidence)
+            rows.append({"metric": metric, "method": a, "versus": b, "n_pairs": c["n_pairs"], "effect": effect,
+                         "better": c["better"], "worse": c["worse"], "estimate": c["estimate"],
+                         "ci_low": c["ci_low"], "ci_high": c["ci_high"],
+                         "wilcoxon_p": c["p"] if c["n_pairs"] else np.nan})
     out = pd.DataFrame(rows, columns=[c for c in _WTL_COLUMNS if c not in ("p_holm", "outcome")])
     tested = out["wilcoxon_p"].notna()
     out["p_holm"] = np.nan

@@ -26,7 +26,7 @@ __all__ = ["available", "files", "load", "table", "all_claims", "PaperDataError"
 _DIR = Path(__file__).parent
 
 #: the verdicts a claim can get, best first
-VERDICTS = ("reproduced", "partly reproduced", "not reproduced", "not testable", "not run")
+VERDICTS = ("reproduced", "better than the paper", "partly reproduced", "not reproduced", "not testable", "not run")
 
 
 class PaperDataError(ValueError):
