@@ -291,3 +291,13 @@ def test_slope_below_counts_curves_and_pools_them():
     up.loc[up["dataset"].isin(["d0", "d1"]), "err"] = up["ratio"] ** 0.5
     row = claims.evaluate(_claim(rule="slope_below", metric="err", transform={"slope": "ratio"}, p=0), up, info)
     assert row["verdict"] == "partly reproduced" and "below 0 in 14 of 16 curves" in row["ours"]
+
+
+def test_rows_outside_assumptions_are_named_in_the_evidence():
+    df = _frame({"a": 0.0, "b": 0.0}, noise=0.002)
+    df["assumption"] = ""
+    df.loc[(df["method"] == "a") & (df["dataset"] == "d1"), "assumption"] = "MCM off its grid: H4 misfit 0.6 > 0.3"
+    row = claims.evaluate(_claim(rule="no_worse", metric="err", a="a", b="b"), df, INFO)
+    assert "Outside the method's assumptions: 16 of 48 rows of a (MCM off its grid; 1 of 3 data sets)" in row["evidence"]
+    clean = claims.evaluate(_claim(rule="no_worse", metric="err", a="a", b="b"), df.assign(assumption=""), INFO)
+    assert "assumptions" not in clean["evidence"]

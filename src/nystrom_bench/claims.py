@@ -82,7 +82,12 @@ rule's exact definition is its function's docstring (README, "How a verdict is c
 Transforms: ``{slope: coord, mean_over: [coords]}`` (the metric becomes the per-seed
 log-log slope over ``coord``, after averaging over ``mean_over``; lower is better) and
 ``{argmin_distance: {over: coord, exact: method}}`` (the distance between the arg-min over
-``coord`` of each method's curve and the ``exact`` method's; lower is better).
+``coord`` of each method's curve and the ``exact`` method's; lower is better) and ``{param: key}``
+(the metric read out of each row's ``params``: a scalar ``params[key]`` becomes the metric ``key``;
+a table -- ``fields: [lambda, alignment, error]`` naming its columns -- gives one row per ``pick``,
+``{criterion: {argmax: alignment}, best: min}``, the compared ``column`` holding the pick's name
+and the metric the ``value`` field (default the claim's metric) at the picked table row, or that
+statistic of it; ``lower:`` overrides the direction).
 """
 
 from __future__ import annotations
@@ -128,6 +133,22 @@ def _pct(x):
     return f"{x * 100:+.0f}%" if abs(x) >= 0.01 else f"{x * 100:+.1f}%"
 
 
+def _outside_words(df):
+    """"" or a sentence: how many of the claim's rows lie outside their method's assumptions, and why.
+
+    A claim keeps such rows (the paper ran its method there too, and the verdict must answer for
+    it); its evidence says so, while rankings, means and the study tables leave them out
+    (:func:`nystrom_bench.results.within_assumptions`)."""
+    from .results import assumption_summary
+
+    summary = assumption_summary(df)
+    if not len(summary):
+        return ""
+    parts = [f"{int(r['rows_out'])} of {int(r['rows'])} rows of {r['method']} ({r['reasons']}; "
+             f"{int(r['datasets_out'])} of {int(r['datasets'])} data sets)" for _, r in summary.iterrows()]
+    return "Outside the method's assumptions: " + "; ".join(parts) + "."
+
+
 class _Setup:
     """A claim's rows, compared column, blocks and direction, after filter and transform."""
 
@@ -144,6 +165,7 @@ class _Setup:
         self.lower = bool(metrics.get(self.metric, ("", True))[1])
         self.labels = {m: str(v[0]) for m, v in metrics.items()}
         self.df = self._select(df)
+        self.outside = _outside_words(self.df)
         # coords empty in every row (e.g. l where a block has no train_sizes) pair nothing and would make
         # pandas' groupby drop every row
         coords = [c for c in (info or {}).get("coords", []) if c in self.df and self.df[c].notna().any()]
@@ -229,9 +251,68 @@ class _Setup:
             self.labels["argmin_distance"] = f"distance of the arg-min of {self.label} from {exact}'s, in {over}"
             self.df, self.metric, self.lower = merged.drop(columns=[over, "__ref"]), "argmin_distance", True
             self.blocks = keys
+        elif "param" in spec:
+            self._from_params(spec)
         else:
             raise ValueError(f"claim {self.claim['id']!r}: unknown transform {sorted(spec)}; "
-                             "use slope or argmin_distance")
+                             "use slope, argmin_distance or param")
+
+    #: a pick of a table in ``params``: the row at the arg-max/arg-min of a field, or a statistic of the value
+    _PICK_STATS = {"min": np.min, "max": np.max, "median": np.median, "mean": np.mean}
+
+    def _from_params(self, spec):
+        """``transform: {param: key, ...}``: the metric read out of each row's ``params`` (JSON).
+
+        A scalar ``params[key]`` becomes the metric ``key`` (``lower:`` its direction, default the
+        claim metric's).  A table -- a list of rows, ``fields`` naming their columns -- turns every
+        result row into one row per ``pick`` (``{name: {argmax: field} | {argmin: field} | min | max |
+        median | mean}``): the compared ``column`` holds the pick's name, the metric is the ``value``
+        field at the picked table row (or that statistic of it).  Rows without the key are dropped.
+        """
+        import json
+
+        cid, key = self.claim["id"], spec["param"]
+        if "params" not in self.df:
+            raise ValueError(f"claim {cid!r}: transform param needs the results' params column")
+        params = self.df["params"].map(lambda p: json.loads(p) if isinstance(p, str) else (p or {}))
+        values = params.map(lambda p: p.get(key))
+        keep = values.map(lambda v: v is not None and not (isinstance(v, list) and not v))
+        if not keep.any():
+            raise _NotTestable(f"no result row records {key!r} in its params")
+        df, values = self.df[keep], values[keep]
+        if "fields" not in spec:
+            metric = str(key)
+            self.df = df.assign(**{metric: values.astype(float)})
+            self.lower = bool(spec.get("lower", self.lower))
+            self.labels[metric] = f"{metric.replace('_', ' ')} (params)"
+            self.metric = metric
+            return
+        fields = list(spec["fields"])
+        value = spec.get("value", self.metric)
+        picks = spec.get("pick") or {}
+        if value not in fields or not picks:
+            raise ValueError(f"claim {cid!r}: transform param needs value (one of fields {fields}) and pick")
+        rows = []
+        for (_, row), table in zip(df.iterrows(), values, strict=True):
+            t = pd.DataFrame([list(r) for r in table], columns=fields).astype(float)
+            for name, how in picks.items():
+                if isinstance(how, dict) and len(how) == 1 and next(iter(how)) in ("argmax", "argmin"):
+                    (op, field), = how.items()
+                    i = t[field].idxmax() if op == "argmax" else t[field].idxmin()  # the first of ties
+                    v = t.loc[i, value]
+                elif how in self._PICK_STATS:
+                    v = self._PICK_STATS[how](t[value])
+                else:
+                    raise ValueError(f"claim {cid!r}: pick {name!r}: use {{argmax: field}}, {{argmin: field}}, "
+                                     f"or one of {', '.join(self._PICK_STATS)}")
+                rows.append({**row.drop(labels=["params"]).to_dict(), self.column: _key(name), value: float(v)})
+        out = pd.DataFrame(rows)
+        if out.duplicated([*self.blocks, self.column]).any():
+            raise ValueError(f"claim {cid!r}: transform param: several rows per block and pick; filter the "
+                             f"rows to one value of {self.column!r}")
+        self.labels[value] = f"{self.labels.get(value, value)} at each pick of params.{key}"
+        self.df, self.metric = out, value
+        self.lower = bool(spec.get("lower", self.lower))
 
     def test_line(self, what, n_rivals):
         blocks = ", ".join(self.blocks)
@@ -634,6 +715,8 @@ def evaluate(claim, df, info=None):
         out = RULES[rule](setup)
     except _NotTestable as exc:
         return {**row, "verdict": "not testable", "evidence": str(exc)}
+    if setup.outside:
+        out["evidence"] = f"{out['evidence']} {setup.outside}"
     if is_time(claim.get("metric", "")):
         from .provenance import hardware
 
