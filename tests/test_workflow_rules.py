@@ -4,7 +4,7 @@ A claim gets a tested verdict only where one of its ``study:`` blocks ran, its `
 among that block's and -- for a rule comparing methods -- ``a`` and its rivals are among the block's
 methods; else the ledger says ``not run`` / ``not testable``.  This reads that off TINY and the paper files
 without running Snakemake (the workflow run is a module-scoped fixture of test_workflow.py, so another
-module using it would run the whole workflow a second time); :func:`tested_rules` does the same on a real
+module using it would run the whole workflow a second time); :func:`rules_with_a_verdict` does the same on a real
 ledger, for test_workflow.py to call on ``results/claims.csv``.
 
 Today TINY's block names are the ``*_tiny`` ones, which no claim names, so only ``better`` and
@@ -20,7 +20,7 @@ from test_workflow import TINY
 UNTESTED = {"not run", "not testable"}
 
 
-def tested_rules(ledger, all_claims=None):
+def rules_with_a_verdict(ledger, all_claims=None):
     """The rules with at least one claim whose verdict in ``ledger`` (a claims.csv table) is a tested one."""
     rule = {c["id"]: c.get("rule") for c in (all_claims or papers.all_claims()) if not c.get("not_testable")}
     return {rule[i] for i, v in zip(ledger["claim_id"], ledger["verdict"], strict=True)
@@ -56,7 +56,7 @@ def test_tested_rules_reads_a_ledger():
 
     cl = [{"id": "x", "rule": "better"}, {"id": "y", "rule": "equivalent"}, {"id": "z", "not_testable": "no"}]
     led = pd.DataFrame({"claim_id": ["x", "y", "z"], "verdict": ["partly reproduced", "not run", "not testable"]})
-    assert tested_rules(led, cl) == {"better"}
+    assert rules_with_a_verdict(led, cl) == {"better"}
 
 
 def test_the_tiny_config_evaluates_better_and_no_worse():
