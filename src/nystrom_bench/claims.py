@@ -85,9 +85,9 @@ log-log slope over ``coord``, after averaging over ``mean_over``; lower is bette
 ``coord`` of each method's curve and the ``exact`` method's; lower is better) and ``{param: key}``
 (the metric read out of each row's ``params``: a scalar ``params[key]`` becomes the metric ``key``;
 a table -- ``fields: [lambda, alignment, error]`` naming its columns -- gives one row per ``pick``,
-``{criterion: {argmax: alignment}, best: min}``, the compared ``column`` holding the pick's name
-and the metric the ``value`` field (default the claim's metric) at the picked table row, or that
-statistic of it; ``lower:`` overrides the direction).
+``{criterion: {argmax: alignment}, best: min}``, the compared ``column: params`` holding the pick's
+name and the metric the ``value`` field (default the claim's metric) at the picked table row, or
+that statistic of it; ``lower:`` overrides the direction).
 """
 
 from __future__ import annotations
@@ -266,8 +266,9 @@ class _Setup:
         A scalar ``params[key]`` becomes the metric ``key`` (``lower:`` its direction, default the
         claim metric's).  A table -- a list of rows, ``fields`` naming their columns -- turns every
         result row into one row per ``pick`` (``{name: {argmax: field} | {argmin: field} | min | max |
-        median | mean}``): the compared ``column`` holds the pick's name, the metric is the ``value``
-        field at the picked table row (or that statistic of it).  Rows without the key are dropped.
+        median | mean}``): the compared ``column`` (``params``, which then pairs the picks of one row
+        with each other) holds the pick's name, the metric is the ``value`` field at the picked table
+        row (or that statistic of it).  Rows without the key are dropped.
         """
         import json
 
@@ -305,8 +306,8 @@ class _Setup:
                 else:
                     raise ValueError(f"claim {cid!r}: pick {name!r}: use {{argmax: field}}, {{argmin: field}}, "
                                      f"or one of {', '.join(self._PICK_STATS)}")
-                rows.append({**row.drop(labels=["params"]).to_dict(), self.column: _key(name), value: float(v)})
-        out = pd.DataFrame(rows)
+                rows.append({**row.to_dict(), self.column: _key(name), value: float(v)})
+        out = pd.DataFrame(rows).drop(columns=["params"] if self.column != "params" else [])
         if out.duplicated([*self.blocks, self.column]).any():
             raise ValueError(f"claim {cid!r}: transform param: several rows per block and pick; filter the "
                              f"rows to one value of {self.column!r}")
