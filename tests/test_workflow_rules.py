@@ -12,10 +12,10 @@ Today TINY's block names are the ``*_tiny`` ones, which no claim names, so only 
 config (or the claims' study lists) change -- see its reason.
 """
 
-import pytest
+
+from test_workflow import TINY
 
 from nystrom_bench import claims, papers
-from test_workflow import TINY
 
 UNTESTED = {"not run", "not testable"}
 
@@ -64,13 +64,6 @@ def test_the_tiny_config_evaluates_better_and_no_worse():
     assert got["better"] and got["no_worse"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "TINY's blocks are named *_tiny and no claim names them: best_on_most, matches_value, slope_below and "
-    "equivalent end 'not run'. Would test them: selection_tiny named 'selection' (housing_accurate_mse, "
-    "matches_value, on boston); gen_nystrom_tiny named 'gen_nystrom' (gen_nystrom_beats_nystrom_most, "
-    "best_on_most); integration_tiny named 'integration' (error_decreases_with_ratio, slope_below); an "
-    "integration_krr block with lla and ncr (ncr_is_lla_krr, equivalent) -- or the tiny names added to "
-    "those claims' study lists"))
 def test_every_rule_is_evaluated_by_the_workflow_test():
     got = predicted()
     assert not [r for r, ids in got.items() if not ids], {r: len(ids) for r, ids in got.items()}

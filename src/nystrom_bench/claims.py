@@ -381,8 +381,14 @@ def _effect_text(c):
 
 
 def _side(c, lower, min_effect=0.0):
-    """``+1`` where ``a`` is better than its rival by at least ``min_effect`` (relative), ``-1`` where
-    it is worse by at least that, 0 within it (on the Hodges-Lehmann estimate)."""
+    """``+1`` where ``a`` is better than its rival by at least ``min_effect``, ``-1`` where it is worse
+    by at least that, 0 within it, on the Hodges-Lehmann estimate.
+
+    For a ratio effect "by at least m" means the better value is at most ``1 - m`` times the worse
+    one, whichever is which (a time 10% below its rival's; an accuracy whose rival's is 10% below):
+    ``a / b <= 1 - m`` or ``a / b >= 1 / (1 - m)``.  ``min_effect`` applies to ratio effects only (times
+    are positive); a difference effect counts any non-zero estimate, and an estimate exactly at no
+    effect goes by the counts of better and worse blocks."""
     est = c["estimate"]
     if not np.isfinite(est):
         return 0
@@ -457,8 +463,8 @@ def _no_worse(s):
     effect, ``a`` is *within* the margin of a rival when the worse-side bound of the Hodges-Lehmann
     interval of ``a / b`` is inside it (at most ``1 + tolerance`` where lower is better, at least
     ``1 - tolerance`` where higher is better); for a difference effect the margin is ``tolerance``
-    in the metric's units.  The interval's level is ``1 - 0.05 / k`` for ``k`` rivals (Bonferroni),
-    a non-inferiority test at 2.5% per rival.  ``a`` is *worse* than a rival when the Wilcoxon test
+    in the metric's units.  The interval's level is ``1 - 0.05 / k`` for ``k`` rivals (Bonferroni): a
+    one-sided non-inferiority test at 2.5% / k per rival, 2.5% over all of them.  ``a`` is *worse* than a rival when the Wilcoxon test
     is significant (Holm) and the estimate lies beyond the margin.  Reproduced: within the margin
     of every rival.  Not reproduced: worse than some rival, or within the margin of none.  Partly:
     within the margin of some, not shown for the rest.  A non-significant test alone never counts:
@@ -535,9 +541,10 @@ def _share_verdict(k, n, share, chance):
 
 
 def _best_on_most(s):
-    """Per data set, ``a`` has the best mean of ``{a} + b``: ``k of N`` data sets, judged against the
-    paper's ``share`` (``all``, ``most`` or its own ``k/n``) by :func:`_share_verdict`, chance being
-    one over the number of contenders."""
+    """Per data set, ``a`` has the best mean of ``{a} + b`` (over seeds and coords; means equal to 9
+    significant digits tie, and a tie for the best counts for ``a``): ``k of N`` data sets, judged
+    against the paper's ``share`` (``all``, ``most`` or its own ``k/n``) by :func:`_share_verdict`,
+    chance being one over the number of contenders."""
     share = parse_share(s.claim.get("share"), s.claim["id"])
     contenders = [s.a, *s.b]
     sub = s.df[s.df[s.column].isin(contenders)]
@@ -545,8 +552,12 @@ def _best_on_most(s):
     means = means.dropna(axis=0, how="any") if set(contenders) <= set(means.columns) else means.iloc[:0]
     if not len(means):
         raise _NotTestable(f"no data set has results for all of {', '.join(contenders)}")
-    best = means.idxmin(axis=1) if s.lower else means.idxmax(axis=1)
-    wins = sorted(best.index[best == s.a])
+    # means equal to 9 significant digits tie; a tie for the best counts as best for a
+    means = pd.DataFrame(stats.round_significant(means.to_numpy(float)), index=means.index, columns=means.columns)
+    top = means.min(axis=1) if s.lower else means.max(axis=1)
+    a_best = means[s.a] == top
+    best = (means.idxmin(axis=1) if s.lower else means.idxmax(axis=1)).where(~a_best, s.a)
+    wins = sorted(best.index[a_best])
     k, n = len(wins), len(means)
     verdict, p = _share_verdict(k, n, share, 1 / len(contenders))
     others = ", ".join(f"{ds}: {best[ds]}" for ds in means.index if best[ds] != s.a)
@@ -566,8 +577,8 @@ def _matches_value(s):
     from scipy import stats as sps
 
     paper = s.claim.get("paper_number")
-    if paper is None:
-        raise ValueError(f"claim {s.claim['id']!r}: rule matches_value needs 'paper_number'")
+    if paper is None or not float(paper):
+        raise ValueError(f"claim {s.claim['id']!r}: rule matches_value needs a non-zero 'paper_number'")
     vals = s.df[s.metric].to_numpy(float)
     ours = float(np.mean(vals))
     ratio = ours / float(paper)
@@ -663,7 +674,12 @@ def _slope_below(s):
 
 
 def _equivalent(s):
-    """``a`` and each of ``b`` agree within ``tolerance`` (relative, every pair): an identity a paper proves."""
+    """``a`` and each of ``b`` agree within ``tolerance`` in every pair: an identity a paper proves.
+
+    The relative difference ``|a - b| / |b|`` (against the rival ``b``) of values rounded to 9
+    significant digits (:func:`stats.round_significant`; a tolerance below ~5e-9 is therefore not
+    resolved): reproduced when the largest is within ``tolerance`` (default 1e-6), partly within
+    100 times that, else not reproduced."""
     tol = float(s.claim.get("tolerance", 1e-6))
     worst, parts = 0.0, []
     for rival in s.b:
