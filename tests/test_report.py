@@ -98,3 +98,72 @@ def test_cd_needs_four_data_sets(tmp_path):
                      tmp_path / "toy.pdf", wtl_csv=p["wtl"], cd_csv=p["cd"])
     first = _pages(tmp_path / "toy.pdf")[0]
     assert "Answer" in first and "mean rank over" not in first and "Test MSE against m" in first
+
+
+def _p_values_per_page(monkeypatch, build, pdf_path):
+    """p-values on each page of the PDF ``build()`` writes: the 'p = ' of its text (pypdf) plus the filled
+    cells of table columns named like a p-value, counted as the tables are emitted (pypdf cannot tell a
+    table's p column from its others)."""
+    import re
+
+    from pypdf import PdfReader
+
+    cells = {}
+    original = report.PDF.table
+
+    def table(self, df, *args, **kwargs):
+        page = self.pdf.page
+        cols = [c for c in df.columns if re.search(r"(^|\s)p(\s|$)|p-value", str(c), re.IGNORECASE)]
+        n = sum(int((~df[c].astype(str).isin(["", "-", "n/a", "nan"])).sum()) for c in cols)
+        original(self, df, *args, **kwargs)
+        for p in range(page, self.pdf.page + 1):
+            cells[p] = cells.get(p, 0) + n
+
+    monkeypatch.setattr(report.PDF, "table", table)
+    build()
+    texts = [p.extract_text() for p in PdfReader(pdf_path).pages]
+    return [len(re.findall(r"\bp = ", t)) + cells.get(i + 1, 0) for i, t in enumerate(texts)]
+
+
+def test_no_page_carries_more_than_twelve_p_values(tmp_path, monkeypatch):
+    """Many methods, grid points, claims with long evidence and a paper table of 30 p-values: the long test
+    tables are summarised (effect, interval, outcome) or split over pages, at most 12 p-values a page."""
+    import json
+
+    import numpy as np
+
+    from nystrom_bench import stats
+
+    rng = np.random.default_rng(1)
+    methods = [f"m{i}" for i in range(8)]
+    rows = [{"study": "toy", "dataset": f"set{d}", "method": m, "kernel": "g", "seed": s, "m": g,
+             "params": json.dumps({"n_train": 80, "n_test": 20, "n_features": 4}),
+             "mse": 1 + 0.05 * i + 0.01 * rng.normal(), "time": 1 + 0.1 * rng.random()}
+            for d in range(5) for s in range(3) for g in (10, 20, 30) for i, m in enumerate(methods)]
+    pd.DataFrame(rows).to_csv(tmp_path / "results.csv", index=False)
+    info = {"kind": "toy", "study": "toy", "title": "Toy", "description": "Which?",
+            "metrics": {"mse": ["Test MSE", True], "time": ["Fit time (s)", True]}, "tested_metrics": ["mse", "time"],
+            "primary_metric": "mse", "reference": "m0", "coords": ["m"], "summary_coords": None,
+            "block_cols": ["dataset", "kernel", "seed"], "methods": methods, "config_hash": "0",
+            "config": {"methods": {m: {} for m in methods}, "kernels": {"g": {"kernel": "gaussian"}}}}
+    p = {k: tmp_path / f"{k}.csv" for k in ("stats", "friedman", "wtl", "cd")}
+    stats.run_study_stats(tmp_path / "results.csv", info, p["stats"], p["friedman"], out_wtl=p["wtl"], out_cd=p["cd"])
+    report.study_figures(tmp_path / "results.csv", info, tmp_path / "figures", cd_csv=p["cd"])
+    evidence = "; ".join(f"m{i} vs m0: median change +{i}%, Holm p = 0.0{i}" for i in range(1, 8))
+    pd.DataFrame([{"paper": "P (2020)", "claim_id": f"c{i}", "claim": "m1 beats m0", "where": "Fig. 1",
+                   "paper_value": "yes", "ours": "+1%", "test": "Wilcoxon", "p_value": 0.01, "effect": "+1%",
+                   "verdict": "reproduced", "evidence": evidence} for i in range(6)]).to_csv(tmp_path / "claims.csv",
+                                                                                             index=False)
+    paper = [("A paper's table of tests", pd.DataFrame({"row": range(30), "Wilcoxon p": [0.01] * 30}), "note")]
+    answers = [{"question": "Which?", "lines": [f"m0 vs m{i}: Holm p = 0.01, Friedman p = 0.2." for i in range(5)]}]
+
+    def build():
+        report.study_pdf(tmp_path / "results.csv", p["stats"], p["friedman"], tmp_path / "figures", info,
+                         tmp_path / "toy.pdf", report_tables=lambda df, cfg: paper, claims_csv=tmp_path / "claims.csv",
+                         wtl_csv=p["wtl"], cd_csv=p["cd"], answers=answers)
+
+    counts = _p_values_per_page(monkeypatch, build, tmp_path / "toy.pdf")
+    assert max(counts) <= report.P_PER_PAGE, counts
+    assert sum(counts) >= 30 + 6 * 8 + 10  # the paper table, the claims' evidence and the answers are all there
+    body = "".join(_pages(tmp_path / "toy.pdf"))
+    assert "outcome (Holm 5%)" in body and "Holm 5%" in body and "results/toy/wtl.csv" in body

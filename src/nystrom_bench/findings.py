@@ -1,322 +1,765 @@
 """What the benchmark found: the answers to the questions it exists for, and a practitioner's guide.
 
-Everything here is computed from the result tables and the claims ledger of one run; no
-sentence carries a typed number or verdict.  :func:`findings` gathers
+One computation per answer.  :func:`study_answers` turns one study's results into *answer records*
+(below), one per (question, study, metric); the workflow's report step writes them to
+``results/<study>/answers.json`` (:data:`ANSWERS_FILE`) and every reader renders those records and
+never ranks again: the study PDF's page one (:func:`answer_lines`), ``reports/summary.pdf`` and
+``reports/FINDINGS.md`` (:func:`summary_pdf`, :func:`markdown`), ``results/answers.csv`` (the HTML
+report's table, :func:`answers_table`), the README's snapshot and the MLflow notes
+(:func:`study_note`, :func:`findings_note`).  No sentence carries a typed number or verdict.
 
-- ``counts``: verdicts of the claims ledger;
-- ``answers``: one short answer per question (which sampler; which approximation; GSA, LLA
-  or NCR; approximate vs cross-validated kernel selection; how fast the approximation
-  becomes consistent), each citing its study, the test and the effect size;
-- ``guide``: a decision table (task, n, landmark budget) -> what to use, each row backed by
-  a study result and the library call that does it.
+Questions find their contenders by *role*, never by a config label
+------------------------------------------------------------------
+A question (:data:`QUESTIONS`) names a **role**: one or more method-block keys (``sampler``;
+``approximation`` or ``approach``; ``mode``; ``solver`` and ``dtype``).  Within a study, the
+contenders are the methods whose blocks set the role and agree on every other key both blocks set
+(resource keys and the question's ``free`` keys aside; a key only one block sets, such as ``levels``
+of MCM or ``cg_tol`` of CG, separates nothing).  Each largest such set with two role values or more
+is one ranking: in ``krc`` the three ``{approximation: nystrom, sampler: X, n_components: 100,
+mode: lla}`` blocks answer "Which landmark sampler?", whatever they are called, and a fourth sampler
+added to ``config/paper.yaml`` is ranked with them.  ``exclude`` drops contenders with these role
+values (the exact method is the yardstick of "Which approximation?", not a contender), ``needs``
+keeps only rankings with one of these values, ``unless`` drops rankings with one of them.  A study's
+*coords* take roles through its report section (``Section.coord_roles``, e.g. the integration
+study's coord ``integration`` is the ``mode``, its ``ratio`` the landmark ``budget``): the values of
+such a coord are the contenders (paired within each method and the other coords).
 
-:func:`markdown` renders them as ``reports/FINDINGS.md``; :mod:`nystrom_bench.report` puts the
-same on the first pages of ``reports/summary.pdf``.  A question whose studies did not run
-says so instead of answering.
+The metrics of a ranking: the study's primary metric, then its other tested metrics; timings (a
+metric whose name ends in ``time`` or ``seconds``) only where the question asks about time.
+
+An answer record (a JSON object; :func:`rank_record` builds it)
+----------------------------------------------------------------
+``question``, ``asks`` (the question's text), ``study``, ``role``, ``column`` (the result column
+holding the contenders: ``method`` or a coord), ``metric``, ``label``, ``lower_is_better``,
+``timing``, ``headline`` (true for the record the summary shows: a study's first metric, and its
+timing where the question asks about time);
+``contenders``: ``[{"name", "value", "mean_rank", "wtl"}]`` best first -- ``name`` the config label
+(or coord value), ``value`` its role value (``kmeans``), ``mean_rank`` (1 = best) and ``wtl`` its
+significant wins/ties/losses against the other contenders;
+``ranks``: how the mean ranks were taken -- ``"per data set"``: within each cell (seed x grid point,
+and method where the column is a coord) the contenders are ranked, the ranks averaged per group
+(``groups``: the study's blocks without the seed), the groups' rankings ranked and averaged over
+``n_groups`` groups of ``n_datasets`` data sets (Demsar's way, as the critical-difference
+diagrams); ``n_cells`` complete cells;
+``friedman``: ``{"statistic", "p"}`` over the groups (three contenders or more) or null; ``cd`` and
+``nemenyi`` (``{a: {b: p}}``) for a critical-difference diagram, or null;
+``pairs``: every pair of contenders, ``{"a", "b", "n_pairs", "better", "worse", "effect" ("ratio" or
+"difference"), "estimate", "ci" [low, high], "p", "p_holm", "outcome" (win/tie/loss of a)}`` --
+:func:`nystrom_bench.stats.pairwise_tests`: the Wilcoxon signed-rank test over the paired cells
+pooled over every data set (Holm over the contenders' pairs), the Hodges-Lehmann median ratio (or
+difference) with its 95% interval;
+``best``, ``runner_up``, ``pair`` (the pair best vs runner-up, oriented that way), ``significant``
+(the best beats the runner-up at Holm 5%) and ``winner`` (the best where it is significant and better
+by :data:`MIN_EFFECT` or more -- for a timing, faster by :data:`MIN_SPEEDUP` or more, so machine load
+cannot flip it -- else null).
+
+A budget record (``kind: "budget"``; :func:`budget_record`) answers "How many landmarks?" for a coord
+of role ``budget``: ``value`` (the smallest coord value not worse than the largest by more than 1%),
+``largest`` and ``steps`` (each value's comparison with the largest).
 """
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from . import stats
-from .report import fmt_p
+from .methods import RESOURCE_KEYS
+from .report import fmt_num, fmt_p
 
-__all__ = ["rank_methods", "findings", "markdown", "QUESTIONS"]
+__all__ = ["QUESTIONS", "ANSWERS_FILE", "contender_groups", "study_answers", "rank_record", "budget_record",
+           "smallest_budget", "answer_text", "answer_lines", "question_summary", "answers_table", "write_answers",
+           "read_answers", "answer_figure", "findings", "markdown", "summary_pdf", "study_note", "findings_note", "snapshot_readme",
+           "is_timing"]
 
+#: where the workflow's report step writes a study's answer records
+ANSWERS_FILE = "results/{study}/answers.json"
+#: a winner beats the runner-up by this much (relative) besides significance ...
+MIN_EFFECT = 0.01
+#: ... and a timing by this much (10% faster), so that the machine's load cannot flip it
+MIN_SPEEDUP = 0.10
+ALPHA = 0.05
 
-def rank_methods(df, metric, lower, among, column="method", blocks=("dataset", "kernel", "seed"), where=None):
-    """Rank the values ``among`` of ``column`` on ``metric`` over complete paired blocks.
-
-    Returns ``None`` (fewer than two contenders with results) or a dict: ``order`` (best
-    first), ``ranks`` (mean rank, 1 = best), ``friedman_p`` (NaN with two contenders),
-    ``n_blocks``, ``best``, ``runner_up``, ``p`` (Wilcoxon of best vs runner-up, two-sided),
-    ``effect`` (median relative difference best vs runner-up) and ``wins``/``n_pairs``.
-    """
-    if df is None or metric not in df:
-        return None
-    sub = df[df[column].astype(str).isin([str(a) for a in among]) & df[metric].notna()]
-    for col, val in (where or {}).items():
-        sub = sub[sub[col].astype(str).isin([str(v) for v in (val if isinstance(val, list) else [val])])]
-    blocks = [b for b in [*blocks, *(["method"] if column != "method" else [])] if b in sub and b != column]
-    blocks = list(dict.fromkeys(blocks))
-    present = [a for a in among if (sub[column].astype(str) == str(a)).any()]
-    if len(present) < 2:
-        return None
-    sub = sub.assign(**{column: sub[column].astype(str)})
-    wide = stats.pivot_pairs(sub, metric, column, blocks)
-    if len(wide) < 2:
-        return None
-    ranks = (wide if lower else -wide).rank(axis=1).mean().sort_values()
-    fried = stats.friedman(sub, metric, column, blocks, lower) if len(present) >= 3 else None
-    best, runner = ranks.index[0], ranks.index[1]
-    pair = stats.paired_tests(sub[sub[column].isin([best, runner])], metric, runner, column, blocks, lower)
-    row = pair.iloc[0]
-    base = wide[runner]
-    effect = float(((wide[best] - base) / base.abs()).median()) if (base != 0).all() else float("nan")
-    return {"order": list(ranks.index), "ranks": ranks.to_dict(), "friedman_p": fried["p"] if fried else float("nan"),
-            "n_blocks": len(wide), "n_datasets": wide.reset_index()["dataset"].nunique() if "dataset" in blocks else 0,
-            "best": best, "runner_up": runner, "p": float(row["wilcoxon_p"]), "effect": effect,
-            "wins": int(row["wins"]), "n_pairs": int(row["n_pairs"])}
-
-
-def _blocks(info, column):
-    """A study's paired blocks (its block columns and coords) without the compared column."""
-    return [*info.get("block_cols", ["dataset", "kernel", "seed"]), *[c for c in info.get("coords", []) if c != column]]
-
-
-def _rank_sentence(study, label, r, lower):
-    if r is None:
-        return None
-    ranks = ", ".join(f"{m} {r['ranks'][m]:.1f}" for m in r["order"])
-    fried = f"; Friedman p = {fmt_p(r['friedman_p'])}" if math.isfinite(r["friedman_p"]) else ""
-    eff = "" if not math.isfinite(r["effect"]) else f"median {r['effect'] * 100:+.1f}% {label.lower()}, "
-    sig = "significant" if r["p"] < 0.05 else "not significant"
-    return (f"{study} ({r['n_datasets']} data sets, {r['n_blocks']} paired blocks), {label.lower()}: mean ranks "
-            f"{ranks}{fried}. {r['best']} vs {r['runner_up']}: {eff}better in {r['wins']} of {r['n_pairs']} pairs, "
-            f"Wilcoxon p = {fmt_p(r['p'])} ({sig}).")
-
-
-#: the questions the benchmark exists for; each lists the (study, metric, column, contenders[, where])
-#: rankings that answer it and the claims (paper key, claim id) that bear on it
+#: the questions the benchmark exists for (module docstring: roles, free, exclude, needs, unless, time);
+#: ``claims``: the ledger's claims that answer it by their rule, where no ranking does
 QUESTIONS = [
-    {"id": "sampler", "question": "Which landmark sampler?",
-     "rankings": [("krc", "test_accuracy", "method", ["nystrom_uniform", "nystrom_kmeans", "nystrom_rls"], None),
-                  ("integration", "test_accuracy", "method", ["uniform", "leverage", "kmeans", "gaussian"],
-                   {"integration": "lla"}),
-                  ("integration_krr", "test_mse", "method", ["uniform", "leverage", "kmeans", "gaussian"],
-                   {"integration": "lla"}),
-                  ("consistency", "relative_gap", "method",
-                   ["uniform", "colnorm", "leverage", "adapt_deshp", "adapt_kumar", "adapt_ms"], None)]},
-    {"id": "approximation", "question": "Which approximation?",
-     "rankings": [("consistency", "relative_gap", "method", ["optapp", "uniform", "modified", "mcm"], None),
-                  ("gen_nystrom", "error", "method", ["nystrom", "gen_nystrom", "csi", "breg"], None)]},
-    {"id": "mode", "question": "GSA, LLA or NCR?",
-     "rankings": [("integration", "rel_error", "integration", ["gsa", "lla"], None),
-                  ("integration", "test_accuracy", "integration", ["gsa", "lla"], None),
-                  ("integration_krr", "test_mse", "integration", ["gsa", "lla", "ncr"], None),
-                  ("krr", "test_mse", "method", ["nystrom_gsa", "nystrom_lla"], None)]},
-    {"id": "selection", "question": "Approximate or cross-validated kernel selection?",
-     "rankings": [("selection", "test_accuracy", "method", ["accurate", "mcm", "nystrom", "nystrom_adapt_ms", "cv5"],
-                   None),
-                  ("selection", "test_mse", "method", ["accurate", "mcm", "nystrom", "nystrom_adapt_ms", "cv5"], None),
-                  ("selection", "selection_seconds", "method",
-                   ["accurate", "mcm", "nystrom", "nystrom_adapt_ms", "cv5"], None)]},
-    {"id": "consistency", "question": "How fast does the approximate criterion become consistent?",
-     "claims_only": True, "rankings": []},
+    {"id": "sampler", "question": "Which landmark sampler?", "role": ["sampler"]},
+    {"id": "approximation", "question": "Which approximation?", "role": ["approximation", "approach"],
+     "free": ["sampler"], "exclude": ["exact"], "unless": ["cv"]},
+    {"id": "exact", "question": "Exact or Nystrom?", "role": ["approximation", "approach"], "free": ["sampler", "mode"],
+     "needs": ["exact"], "unless": ["cv"]},
+    {"id": "mode", "question": "GSA, LLA or NCR?", "role": ["mode"]},
+    {"id": "selection", "question": "Approximate or cross-validated kernel selection?", "role": ["approximation"],
+     "free": ["sampler"], "needs": ["cv"], "time": True},
+    {"id": "solver", "question": "Which solver and precision?", "role": ["solver", "dtype"], "time": True},
+    {"id": "budget", "question": "How many landmarks?", "role": ["budget"]},
+    {"id": "consistency", "question": "How fast does the approximate criterion become consistent?", "role": [],
+     "claims": {"rule": "slope_below"}},
 ]
+_QUESTION = {q["id"]: q for q in QUESTIONS}
 
 
-#: the question a claim bears on when it does not say (``answers:``), by its study block
-_QUESTION_OF_STUDY = {"krc": "sampler", "integration": "mode", "integration_krr": "mode", "krr": "mode",
-                      "gen_nystrom": "approximation", "gen_nystrom_labels": "approximation",
-                      "consistency": "approximation", "consistency_mcm": "approximation",
-                      "consistency_order": "consistency", "selection": "selection", "gnkr": "approximation",
-                      "gnkr_real": "approximation", "scale": "scale"}
+def is_timing(metric):
+    """A timing metric: its name ends in ``time`` or ``seconds`` (``fit_time``, ``selection_seconds``)."""
+    return str(metric).endswith(("time", "seconds"))
 
 
-def _claims_for(ledger, qid):
-    """Ledger rows that bear on a question: the claim's ``answers`` (the ledger's ``question``
-    column), else the question of its study block."""
-    if ledger is None or not len(ledger):
-        return pd.DataFrame()
-    asked = ledger.get("question", pd.Series("", index=ledger.index)).fillna("").astype(str)
-    qs = [a.split(",") if a else [_QUESTION_OF_STUDY.get(s, "")] for a, s in zip(asked, ledger["study"], strict=True)]
-    return ledger[[qid in [q.strip() for q in q_list] for q_list in qs]]
+# -- contenders by role ---------------------------------------------------------------------------
+def _settings(block):
+    return {k: v for k, v in (block or {}).items() if k not in RESOURCE_KEYS}
 
 
-def _answers(tables, infos, ledger):
+def _role_value(block, role):
+    vals = [str(block[k]) for k in role if k in block]
+    return "/".join(vals) if vals else None
+
+
+def contender_groups(methods, question):
+    """The rankings a question asks of a study's methods: a list of ``[(label, role value), ...]``,
+    each in config order (module docstring).  ``methods``: the block's ``{label: settings}``."""
+    role, free = list(question.get("role", [])), set(question.get("free", []))
+    exclude, needs, unless = (set(question.get(k, [])) for k in ("exclude", "needs", "unless"))
+    cands = []
+    for label, block in methods.items():
+        s = _settings(block)
+        v = _role_value(s, role)
+        if v is not None and v not in exclude:
+            cands.append((label, v, {k: x for k, x in s.items() if k not in role and k not in free}))
+
+    def agree(a, b):
+        return all(a[2][k] == b[2][k] for k in a[2].keys() & b[2].keys())
+
+    groups = []
+    for seed in cands:
+        g = [seed]
+        for c in cands:
+            if c is not seed and all(agree(c, m) for m in g):
+                g.append(c)
+        key = frozenset(c[0] for c in g)
+        if key not in [frozenset(x[0] for x in h) for h in groups]:
+            groups.append(g)
+    keys = [frozenset(c[0] for c in g) for g in groups]
     out = []
-    for q in QUESTIONS:
-        lines = []
-        for study, metric, column, among, where in q["rankings"]:
-            df, info = tables.get(study), infos.get(study) or {}
-            if df is None or metric not in (info.get("metrics") or {}):
-                continue
-            label, lower = info["metrics"][metric]
-            blocks = _blocks(info, column)
-            line = _rank_sentence(study, label, rank_methods(df, metric, bool(lower), among, column, blocks, where),
-                                  bool(lower))
-            if line:
-                lines.append(line)
-        related = _claims_for(ledger, q["id"])
-        for _, c in related[related["verdict"] != "not run"].iterrows() if len(related) else []:
-            ours = "" if pd.isna(c["ours"]) or not str(c["ours"]) else f"; ours: {c['ours']}"
-            why = f" ({c['evidence']})" if c["verdict"] == "not testable" else ""
-            lines.append(f"Claim ({c['paper']}, {c['where']}): {c['claim']} -> {c['verdict']}{ours}{why}.")
-        out.append({"id": q["id"], "question": q["question"],
-                    "lines": lines or ["Not answered by this run: none of its studies ran."]})
+    for g, k in zip(groups, keys, strict=True):
+        if any(k < other for other in keys):
+            continue
+        values = {c[1] for c in g}
+        if len(values) < 2 or (needs and not values & needs) or values & unless:
+            continue
+        order = [c for c in cands if c[0] in k]
+        out.append([(c[0], c[1]) for c in order])
     return out
 
 
-def _guide(tables, infos):
-    """The decision table: each recommendation is the winner of a ranking in this run's results."""
-    def winner(study, metric, column, among, where=None):
-        info = infos.get(study) or {}
-        if study not in tables or metric not in (info.get("metrics") or {}):
-            return None
-        return rank_methods(tables[study], metric, bool(info["metrics"][metric][1]), among, column,
-                            _blocks(info, column), where)
-
-    rows = []
-
-    def clear(r, default):
-        """The ranking's winner where it beats the runner-up significantly and by >= 1%, else ``default``."""
-        if r is None:
-            return default
-        ok = r["p"] < 0.05 and (not math.isfinite(r["effect"]) or abs(r["effect"]) >= 0.01)
-        return r["best"] if ok else default
-
-    def said(r):
-        return (f"{r['best']} vs {r['runner_up']}: median {r['effect'] * 100:+.1f}%, p = {fmt_p(r['p'])}"
-                if r else "not run")
-
-    exact = winner("krr", "test_mse", "method", ["exact", "nystrom_lla"])
-    if exact:
-        use_exact = clear(exact, "nystrom_lla") == "exact"
-        rows.append({"task": "regression", "n": "up to ~10^4", "budget": "n^2 memory",
-                     "use": "exact KRR" if use_exact else "Nystrom LLA, 100 uniform landmarks (as accurate as exact)",
-                     "evidence": f"krr test MSE, {said(exact)}",
-                     "call": 'KRR(approximation="exact", gamma="median", alpha=0.1)' if use_exact else
-                             'KRR(n_components=100, mode="lla", gamma="median", alpha=0.1)'})
-    reg_mode = winner("integration_krr", "test_mse", "integration", ["gsa", "lla", "ncr"])
-    mode = clear(reg_mode, "lla")
-    reg_sampler = winner("integration_krr", "test_mse", "method", ["uniform", "leverage", "kmeans", "gaussian"],
-                         {"integration": mode})
-    sampler = clear(reg_sampler, "uniform")
-    if reg_mode:
-        rows.append({"task": "regression", "n": "10^4 and more", "budget": "m landmarks, O(n m) memory",
-                     "use": f"Nystrom, {sampler} landmarks, mode {mode.upper()}",
-                     "evidence": f"integration_krr test MSE: mode {said(reg_mode)}; sampler {said(reg_sampler)}",
-                     "call": f'KRR(n_components=m, sampler="{_sampler_name(sampler)}", mode="{mode}", '
-                             'gamma="median")'})
-    solver = winner("scale", "fit_time", "method", ["direct", "direct_f32", "cg", "cg_f32"])
-    if solver:
-        # the fastest only where it beats the float64 direct solve (what solver='auto' runs at these sizes)
-        # significantly; else the default, not a coin toss between tied solvers
-        vs_direct = (winner("scale", "fit_time", "method", [solver["best"], "direct"])
-                     if solver["best"] != "direct" else None)
-        fastest = clear(vs_direct, None) if vs_direct and vs_direct["best"] == solver["best"] else None
-        rows.append({"task": "regression", "n": "10^5 and more", "budget": "time",
-                     "use": f"solver/precision: {fastest}" if fastest else
-                            "the default solver='auto' (no solver or precision was significantly faster)",
-                     "evidence": f"scale fit time, ranks {', '.join(solver['order'])}; {said(solver)}; test RMSE "
-                                 "in reports/scale.pdf",
-                     "call": _solver_call(fastest) if fastest else "KRR(n_components=m)"})
-    clf = winner("krc", "test_accuracy", "method", ["nystrom_uniform", "nystrom_kmeans", "nystrom_rls"])
-    clf_mode = winner("integration", "test_accuracy", "integration", ["gsa", "lla"])
-    if clf:
-        cmode = clear(clf_mode, "lla")
-        csampler = clear(clf, "nystrom_uniform").replace("nystrom_", "")
-        rows.append({"task": "classification", "n": "any", "budget": "m = 100 landmarks",
-                     "use": f"Nystrom, {csampler} landmarks, mode {cmode.upper()}",
-                     "evidence": f"krc test accuracy: {said(clf)}; integration: mode {said(clf_mode)}",
-                     "call": f'KRRClassifier(n_components=100, sampler="{_sampler_name(csampler)}", '
-                             f'mode="{cmode}", gamma="median")'})
-    for study, metric, task, where in (("integration", "test_accuracy", "classification", {"integration": "lla"}),
-                                       ("integration_krr", "test_mse", "regression", {"integration": "lla"})):
-        r = smallest_budget(tables.get(study), infos.get(study) or {}, metric, "ratio", where)
-        if r:
-            rows.append({"task": f"landmark count ({task})", "n": "any", "budget": "m = ratio x n",
-                         "use": f"m = {r['value']:g} n" + (" (the largest tested)" if r["value"] == r["largest"]
-                                                            else f": within 1% of {r['largest']:g} n or better"),
-                         "evidence": f"{study} {metric}, LLA: {r['evidence']}",
-                         "call": f"n_components={float(r['value'])!r}"})  # a fraction of n (1.0, not 1)
-    among = ["accurate", "mcm", "nystrom", "cv5"]
-    for metric in ("test_accuracy", "test_mse"):
-        sel = winner("selection", metric, "method", among)
-        times = winner("selection", "selection_seconds", "method", among)
-        if not (sel and times):
-            continue
-        # the fastest selector that is not significantly worse than the most accurate one
-        info = infos["selection"]
-        blocks = _blocks(info, "method")
-        fine = [sel["best"]]
-        for m in sel["order"][1:]:
-            r = rank_methods(tables["selection"], metric, bool(info["metrics"][metric][1]), [sel["best"], m],
-                             "method", blocks)
-            if r and not (r["p"] < 0.05 and r["best"] == sel["best"]):
-                fine.append(m)
-        fastest = next(m for m in times["order"] if m in fine)
-        rows.append({"task": f"kernel width ({'classification' if metric == 'test_accuracy' else 'regression'})",
-                     "n": "any", "budget": "a grid of widths",
-                     "use": f"select with {fastest}" + (f" (as accurate as {sel['best']}, faster)"
-                                                        if fastest != sel["best"] else ""),
-                     "evidence": f"selection {metric}: ranks {', '.join(sel['order'])}; not significantly worse "
-                                 f"than {sel['best']}: {', '.join(fine)}; time ranks {', '.join(times['order'])}",
-                     "call": ('selection.criterion_path(X, y, gammas, "nystrom", "ree")' if fastest == "nystrom" else
-                              "selection.cv_path(X, y, gammas, ...)" if fastest == "cv5" else
-                              f'selection.criterion_path(X, y, gammas, "{"exact" if fastest == "accurate" else fastest}",'
-                              ' "ree")')})
-    return rows
+# -- one ranking ----------------------------------------------------------------------------------
+def _varying(df, coords, column):
+    return [c for c in coords if c != column and c in df and df[c].notna().any() and df[c].nunique() > 1]
 
 
-def smallest_budget(df, info, metric, coord, where=None, tolerance=0.01):
-    """The smallest value of ``coord`` (e.g. the landmark ratio) whose ``metric`` is not significantly
-    worse (Wilcoxon, 5%) than at the largest value, or worse by less than ``tolerance`` (median, relative).
-    Returns ``{"value", "largest", "evidence"}`` or None."""
+def _jsonable(v):
+    if isinstance(v, float | np.floating):
+        return None if not math.isfinite(float(v)) else float(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def _key(v):
+    """A coord or method value as text (0.1 and '0.1' agree; 1.0 -> '1')."""
+    if isinstance(v, float | np.floating) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def rank_record(df, metric, lower, column, contenders, block_cols=("dataset", "kernel", "seed"), coords=()):
+    """Rank ``contenders`` (``[(name, role value)]``, values of ``column``) on ``metric``: the fields
+    ``contenders``, ``ranks``, ``groups``, ``n_groups``, ``n_datasets``, ``n_cells``, ``friedman``, ``cd``,
+    ``nemenyi``, ``pairs``, ``best``, ``runner_up``, ``pair``, ``significant`` and ``winner`` of an answer
+    record (module docstring), or None where fewer than two contenders share a complete cell."""
+    from scipy import stats as sps
+
+    if df is None or metric not in df or column not in df:
+        return None
+    values = {str(n): v for n, v in contenders}
+    sub = df[df[metric].notna()]
+    sub = sub.assign(**{column: sub[column].map(_key)})
+    sub = sub[sub[column].isin(values)]
+    blocks = [b for b in dict.fromkeys([*block_cols, *(["method"] if column != "method" else [])])
+              if b in sub and b != column]
+    cells = [*blocks, *_varying(sub, coords, column)]
+    present = [n for n in values if (sub[column] == n).any()]
+    if len(present) < 2:
+        return None
+    wide = stats.pivot_pairs(sub, metric, column, cells)
+    present = [n for n in present if n in wide.columns]
+    if len(present) < 2 or not len(wide):
+        return None
+    wide = wide[present]
+    groups = [b for b in blocks if b != "seed"]
+    ranks = pd.DataFrame(sps.rankdata(wide.to_numpy() if lower else -wide.to_numpy(), axis=1), index=wide.index,
+                         columns=present)
+    per_group = ranks.groupby(level=groups).mean() if groups else ranks.mean().to_frame().T
+    mean_ranks = pd.DataFrame(sps.rankdata(per_group.to_numpy(), axis=1), columns=present).mean()
+    fried, cd, nemenyi = None, None, None
+    sub = sub[sub[column].isin(present)]
+    if len(present) >= 3 and len(per_group) >= 2:
+        res = stats.critical_difference(sub, metric, column, blocks, _varying(sub, coords, column), lower,
+                                        methods=present)
+        if res is not None:
+            mean_ranks = res["mean_ranks"]  # the same ranks, from the function the CD diagrams use
+            fried = {"statistic": float(res["friedman_stat"]), "p": float(res["friedman_p"])}
+            if res["friedman_p"] < ALPHA:
+                cd = float(res["cd"])
+                nemenyi = {a: {b: float(res["nemenyi"].loc[a, b]) for b in present if b != a} for a in present}
+    order = sorted(present, key=lambda n: (float(mean_ranks[n]), present.index(n)))
+    wtl = stats.pairwise_tests(sub, metric, column, cells, lower, methods=order)
+    pairs = [{"a": r["method"], "b": r["versus"], "n_pairs": int(r["n_pairs"]), "better": int(r["better"]),
+              "worse": int(r["worse"]), "effect": r["effect"], "estimate": _jsonable(r["estimate"]),
+              "ci": [_jsonable(r["ci_low"]), _jsonable(r["ci_high"])], "p": _jsonable(r["wilcoxon_p"]),
+              "p_holm": _jsonable(r["p_holm"]), "outcome": r["outcome"]} for _, r in wtl.iterrows()]
+    score = {n: [0, 0, 0] for n in order}
+    for p in pairs:
+        i = {"win": 0, "tie": 1, "loss": 2}.get(p["outcome"])
+        if i is not None:
+            score[p["a"]][i] += 1
+            score[p["b"]][2 - i] += 1
+    best, runner = order[0], order[1]
+    pair = _oriented(pairs, best, runner)
+    significant = pair is not None and pair["outcome"] == "win"
+    return {
+        "contenders": [{"name": n, "value": values[n], "mean_rank": float(mean_ranks[n]),
+                        "wtl": "/".join(map(str, score[n]))} for n in order],
+        "ranks": "per data set", "groups": groups, "n_groups": int(len(per_group)),
+        "n_datasets": int(wide.index.get_level_values("dataset").nunique()) if "dataset" in cells else 1,
+        "n_cells": int(len(wide)), "cells": cells, "friedman": fried, "cd": cd, "nemenyi": nemenyi,
+        "pairs": pairs, "best": best, "runner_up": runner, "pair": pair, "significant": bool(significant),
+        "winner": best if significant and _big_enough(pair, lower, is_timing(metric)) else None,
+    }
+
+
+def _oriented(pairs, a, b):
+    """The pair record of ``a`` vs ``b`` (from either orientation), as ``a`` vs ``b``."""
+    for p in pairs:
+        if (p["a"], p["b"]) == (a, b):
+            return dict(p)
+        if (p["a"], p["b"]) == (b, a):
+            ratio = p["effect"] == "ratio"
+
+            def inv(v):
+                return None if v is None else ((1.0 / v if v else None) if ratio else -v)
+            lo, hi = p["ci"]
+            return {**p, "a": a, "b": b, "better": p["worse"], "worse": p["better"], "estimate": inv(p["estimate"]),
+                    "ci": [inv(hi), inv(lo)],
+                    "outcome": {"win": "loss", "loss": "win"}.get(p["outcome"], p["outcome"])}
+    return None
+
+
+def _big_enough(pair, lower, timing):
+    """The effect of a significant pair is worth naming: ``MIN_SPEEDUP`` for a timing, ``MIN_EFFECT``
+    otherwise (relative; a difference effect counts as big enough)."""
+    est = pair.get("estimate")
+    if est is None:
+        return False
+    if pair["effect"] != "ratio":
+        return True
+    change = est - 1.0
+    if timing:
+        return (change <= -MIN_SPEEDUP) if lower else (change >= MIN_SPEEDUP)
+    return abs(change) >= MIN_EFFECT
+
+
+def smallest_budget(df, info, metric, coord, tolerance=MIN_EFFECT, block_cols=None):
+    """The smallest value of ``coord`` (e.g. the landmark ratio) whose ``metric`` is not worse than at
+    the largest value by more than ``tolerance`` (relative, Hodges-Lehmann) where the difference is
+    significant (Wilcoxon, 5%), paired over the study's blocks, its methods and other coords.
+    Returns ``{"value", "largest", "steps": [...], "evidence"}`` or None."""
     if df is None or metric not in df or coord not in df or metric not in (info.get("metrics") or {}):
         return None
     lower = bool(info["metrics"][metric][1])
-    sub = df[df[coord].notna()]
+    sub = df[df[coord].notna() & df[metric].notna()]
     values = sorted(sub[coord].unique())
     if len(values) < 2:
         return None
     largest = values[-1]
-    parts = []
+    blocks = [b for b in dict.fromkeys([*(block_cols or info.get("block_cols", ["dataset", "kernel", "seed"])),
+                                        "method"]) if b in sub]
+    cells = [*blocks, *_varying(sub, info.get("coords", []), coord)]
+    steps, parts = [], []
     for v in values[:-1]:
-        r = rank_methods(sub, metric, lower, [v, largest], coord, _blocks(info, coord), where)
-        if r is None:
+        pair = sub[sub[coord].isin([v, largest])]
+        wide = stats.pivot_pairs(pair.assign(**{coord: pair[coord].map(_key)}), metric, coord, cells)
+        a, b = _key(v), _key(largest)
+        if a not in wide or b not in wide or not len(wide):
             continue
-        largest_wins = str(r["best"]) == str(largest)
-        change = -r["effect"] if largest_wins else r["effect"]  # v against the largest value (approximately)
-        worse = largest_wins and r["p"] < 0.05 and (not math.isfinite(change) or abs(change) > tolerance)
-        verdict = "worse" if worse else "within 1%" if r["p"] < 0.05 else "no significant loss"
-        parts.append(f"{v:g} n: {verdict} (median {change * 100:+.1f}% "
-                     f"against {largest:g} n, p = {fmt_p(r['p'])})")
+        c = stats.compare_pair(wide[a].to_numpy(), wide[b].to_numpy(), lower)
+        est = c["estimate"]
+        change = (est - 1.0) if c["effect"] == "ratio" else est  # v against the largest value
+        loss = -change if not lower else change  # > 0: v is worse
+        significant = c["p"] < ALPHA
+        worse = significant and (c["effect"] != "ratio" or loss > tolerance) and loss > 0
+        verdict = ("worse" if worse else f"within {tolerance:.0%}" if significant and loss > 0
+                   else "no significant loss")
+        steps.append({"value": float(v), "verdict": verdict, "effect": c["effect"], "estimate": _jsonable(est),
+                      "ci": [_jsonable(c["ci_low"]), _jsonable(c["ci_high"])], "p": _jsonable(c["p"]),
+                      "n_pairs": int(c["n_pairs"])})
+        parts.append(f"{v:g} n: {verdict} ({_effect_text(c['effect'], est, c['ci_low'], c['ci_high'])} against "
+                     f"{largest:g} n, p = {fmt_p(c['p'])})")
         if not worse:
-            return {"value": float(v), "largest": float(largest), "evidence": "; ".join(parts)}
-    return {"value": float(largest), "largest": float(largest), "evidence": "; ".join(parts) or "one value"}
+            return {"value": float(v), "largest": float(largest), "steps": steps, "evidence": "; ".join(parts)}
+    return {"value": float(largest), "largest": float(largest), "steps": steps,
+            "evidence": "; ".join(parts) or "one value"}
 
 
-_SAMPLERS = {"uniform": "uniform", "kmeans": "kmeans", "rls": "ridge_leverage", "leverage": "leverage",
-             "gaussian": "gaussian_sketch"}
+def budget_record(df, info, metric, coord):
+    """A budget answer record (module docstring) or None."""
+    r = smallest_budget(df, info, metric, coord)
+    return None if r is None else {"kind": "budget", "column": coord, **r}
 
 
-def _sampler_name(method):
-    """The library's sampler name for a study method label (nystrom_kmeans -> kmeans)."""
-    return _SAMPLERS.get(method.replace("nystrom_", ""), method)
+# -- a study's answers ----------------------------------------------------------------------------
+def _metrics_for(info, question):
+    """The metrics a question's rankings use in a study: its primary metric, its other tested metrics,
+    timings only where the question asks about time."""
+    metrics = info.get("metrics") or {}
+    tested = list(info.get("tested_metrics") or metrics)
+    first = [m for m in [info.get("primary_metric")] if m in metrics]
+    out = [m for m in dict.fromkeys([*first, *tested]) if m in metrics and not is_timing(m)]
+    if question.get("time"):
+        out += [m for m in tested if m in metrics and is_timing(m) and m not in out]
+    return out
 
 
-def _solver_call(method):
-    solver = "cg" if method.startswith("cg") else "direct"
-    dtype = ', dtype="float32"' if method.endswith("f32") else ""
-    return f'KRR(n_components=m, solver="{solver}"{dtype})'
+def study_answers(df, info, coord_roles=None, questions=None):
+    """Every answer record of one study (module docstring): ``df`` its result rows (as tested: the
+    report section's ``tested_rows``), ``info`` the workflow's report params (``study``, ``metrics``,
+    ``primary_metric``, ``tested_metrics``, ``coords``, ``block_cols`` and ``config`` with the method
+    blocks), ``coord_roles`` the report section's ``{coord: role}``."""
+    questions = QUESTIONS if questions is None else questions
+    methods = ((info.get("config") or {}).get("methods")) or {m: {} for m in info.get("methods", [])}
+    coord_roles = coord_roles or {}
+    block_cols = info.get("block_cols", ["dataset", "kernel", "seed"])
+    coords = list(info.get("coords", []))
+    out = []
+    for q in questions:
+        rankings = [("method", g) for g in contender_groups(methods, q)]
+        for coord, role in coord_roles.items():
+            if role in q.get("role", []) and coord in df and role != "budget":
+                vals = [_key(v) for v in dict.fromkeys(df[coord].dropna())]
+                if len(vals) >= 2:
+                    rankings.append((coord, [(v, v) for v in vals]))
+        for column, group in rankings:
+            first_seen = set()
+            for metric in _metrics_for(info, q):
+                label, lower = info["metrics"][metric]
+                r = rank_record(df, metric, bool(lower), column, group, block_cols, coords)
+                if r is None:
+                    continue
+                timing = is_timing(metric)
+                headline = timing or not first_seen
+                first_seen.add(metric)
+                out.append({"question": q["id"], "asks": q["question"], "study": info.get("study", ""),
+                            "role": "/".join(q.get("role", [])), "column": column, "metric": metric,
+                            "label": label, "lower_is_better": bool(lower), "timing": timing,
+                            "headline": bool(headline), **r})
+        if "budget" in q.get("role", []):
+            for coord, role in coord_roles.items():
+                if role != "budget" or coord not in df:
+                    continue
+                for metric in _metrics_for(info, q):
+                    label, lower = info["metrics"][metric]
+                    r = budget_record(df, {**info, "coords": coords}, metric, coord)
+                    if r is not None:
+                        out.append({"question": q["id"], "asks": q["question"], "study": info.get("study", ""),
+                                    "role": "budget", "metric": metric, "label": label,
+                                    "lower_is_better": bool(lower), "timing": False, "headline": True, **r})
+    return out
 
 
-def findings(tables, infos, ledger):
-    """``{"counts", "answers", "guide"}`` of one run (see the module docstring)."""
+def write_answers(records, path):
+    """``records`` as JSON into ``path`` (atomically)."""
+    from .atomic import replace_into
+
+    text = json.dumps(records, indent=1, default=_jsonable)
+    replace_into(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def read_answers(paths):
+    """The answer records of several ``answers.json`` files, in order (a missing file: none)."""
+    out = []
+    for p in paths:
+        if p and Path(p).exists():
+            out += json.loads(Path(p).read_text(encoding="utf-8"))
+    return out
+
+
+# -- rendering a record ---------------------------------------------------------------------------
+def _pct(ratio):
+    """A ratio as a relative change for people: 1.0041 -> '+0.41%', 0.8 -> '-20%', 2.31 -> 'x2.3'."""
+    if ratio is None or not math.isfinite(ratio):
+        return "n/a"
+    if ratio >= 2:
+        return f"x{fmt_num(ratio, 2)}"
+    c = (ratio - 1.0) * 100
+    return "0%" if c == 0 else f"{'+' if c > 0 else '-'}{fmt_num(abs(c), 2)}%"
+
+
+def _signed(v):
+    if v is None or not math.isfinite(v):
+        return "n/a"
+    return ("+" if v > 0 else "") + fmt_num(v, 2)
+
+
+def _effect_text(effect, est, lo=None, hi=None):
+    """'+0.41% [+0.10%, +0.80%]' (a ratio as a change) or '-0.012 [-0.02, -0.004]' (a difference)."""
+    f = _pct if effect == "ratio" else _signed
+    ci = "" if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)) else f" [{f(lo)}, {f(hi)}]"
+    return f"{f(est)}{ci}"
+
+
+def _show(c):
+    """A contender for people: its label, with its role value where the label does not say it."""
+    name, value = str(c["name"]), str(c["value"])
+    return name if value == name or value in name else f"{name} ({value})"
+
+
+def _ranking_text(r):
+    return ", ".join(f"{_show(c)} {c['mean_rank']:.1f}" for c in r["contenders"])
+
+
+def _over(r):
+    """How a record's mean ranks were taken, in words."""
+    per = " and ".join("data set" if g == "dataset" else g for g in r["groups"] if g != "kernel") or "data set"
+    if r["n_groups"] <= 1:
+        return "ranked within each seed and grid point of its one data set, averaged"
+    return (f"ranked within each seed and grid point, averaged per {per}, then over the {r['n_groups']} "
+            + (f"{per}s" if per == "data set" else f"({per}) groups of {r['n_datasets']} data set"
+               + ("s" if r["n_datasets"] != 1 else "")))
+
+
+def _verdict(r):
+    p = r.get("pair") or {}
+    if r.get("winner"):
+        return f"{_show(r['contenders'][0])} wins"
+    if r.get("significant"):
+        return ("significantly faster, but by less than 10%: no winner named" if r.get("timing") else
+                "significant, but by less than 1%: no winner named")
+    if p.get("outcome") == "loss":
+        return "the runner-up is better in the pooled runs: no winner named"
+    return "no significant difference"
+
+
+def answer_text(r, p_values=True):
+    """One sentence for an answer record: ranking, test, effect, n (``p_values``: with them)."""
+    if r.get("kind") == "budget":
+        what = (f"the largest tested: every smaller {r['column']} is worse by more than {MIN_EFFECT:.0%}"
+                if r["value"] == r["largest"] else
+                f"the smallest {r['column']} whose {r['label']} is not worse than at {r['largest']:g} by more than "
+                f"{MIN_EFFECT:.0%}")
+        return (f"{r['study']}, {r['label']} ({'lower' if r['lower_is_better'] else 'higher'} is better): "
+                f"{r['column']} = {r['value']:g}, {what}" + (f" ({r['evidence']})." if p_values else "."))
+    p = r.get("pair") or {}
+    direction = "lower" if r["lower_is_better"] else "higher"
+    fried = r.get("friedman")
+    text = (f"{r['study']}, {r['label']} ({direction} is better): mean rank (1 = best; {_over(r)}) "
+            f"{_ranking_text(r)}")
+    if fried and p_values:
+        text += f"; Friedman p = {fmt_p(fried['p'])}"
+    best, runner = _show(r["contenders"][0]), _show(r["contenders"][1])
+    text += (f". {best} vs {runner}: {_effect_text(p.get('effect'), p.get('estimate'), *p.get('ci', [None, None]))}"
+             f" (Hodges-Lehmann median {'change' if p.get('effect') == 'ratio' else 'difference'}, 95% CI, "
+             f"{p.get('n_pairs', 0)} paired runs pooled; better in {p.get('better', 0)}, worse in {p.get('worse', 0)})")
+    if p_values:
+        text += f", Holm p = {fmt_p(p.get('p_holm'))}"
+    return text + f": {_verdict(r)}."
+
+
+def question_summary(question, records, claims=None):
+    """The one-line answer to a question over every study's headline record: which contender ranks
+    first where, and where it wins; for a claims-only question, the verdicts of its claims."""
+    recs = [r for r in records if r["question"] == question and r.get("headline")]
+    if not recs:
+        if claims is not None and len(claims):
+            counts = claims["verdict"].value_counts()
+            return (f"{len(claims)} claim(s) answer it: " + ", ".join(f"{n} {v}" for v, n in counts.items())
+                    + " (below).")
+        return "Not answered by this run: none of its studies ran."
+    parts = {}
+    for r in recs:
+        if r.get("kind") == "budget":
+            parts.setdefault(f"{r['column']} = {r['value']:g}", []).append(f"{r['study']} ({r['label']})")
+            continue
+        key = f"{r['contenders'][0]['value']}" + (" fastest" if r.get("timing") else "")
+        parts.setdefault(key, []).append(
+            f"{r['study']} ({r['label']}, {'wins' if r.get('winner') else 'not a significant win'})")
+    if recs[0].get("kind") == "budget":
+        return "Smallest budget within 1% of the largest: " + "; ".join(
+            f"{k} in {', '.join(v)}" for k, v in parts.items()) + "."
+    return "Ranked first: " + "; ".join(f"{k} in {', '.join(v)}" for k, v in parts.items()) + "."
+
+
+def answer_lines(records, p_values=True):
+    """The answers of one study for its PDF's page one: ``[{"question", "lines"}]`` in question order."""
+    out = []
+    for q in QUESTIONS:
+        lines = [answer_text(r, p_values) for r in records if r["question"] == q["id"]]
+        if lines:
+            out.append({"question": q["question"], "lines": lines})
+    return out
+
+
+def answers_table(records, p_values=True):
+    """The records as one table (``results/answers.csv``, the HTML report's and the summary's table)."""
+    rows = []
+    for r in records:
+        if r.get("kind") == "budget":
+            rows.append({"question": r["asks"], "study": r["study"], "metric": r["label"],
+                         "better": "lower" if r["lower_is_better"] else "higher",
+                         "ranking (mean rank, 1 = best)": f"{r['column']} = {r['value']:g} (largest {r['largest']:g})",
+                         "best vs runner-up": "", "answer": f"smallest {r['column']} within 1% of the largest",
+                         "data sets": "", "paired runs": "", **({"Holm p": "", "Friedman p": ""} if p_values else {}),
+                         "headline": r.get("headline", False)})
+            continue
+        p = r.get("pair") or {}
+        row = {"question": r["asks"], "study": r["study"], "metric": r["label"],
+               "better": "lower" if r["lower_is_better"] else "higher",
+               "ranking (mean rank, 1 = best)": _ranking_text(r),
+               "best vs runner-up": (f"{_show(r['contenders'][0])} vs {_show(r['contenders'][1])}: "
+                                     f"{_effect_text(p.get('effect'), p.get('estimate'), *p.get('ci', [None, None]))}"),
+               "answer": _verdict(r), "data sets": r["n_datasets"], "paired runs": p.get("n_pairs", 0)}
+        if p_values:
+            row["Holm p"] = fmt_p(p.get("p_holm"))
+            row["Friedman p"] = fmt_p((r.get("friedman") or {}).get("p"))
+        row["headline"] = r.get("headline", False)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# -- claims under their question ------------------------------------------------------------------
+def claim_questions(ledger, records, claims=None):
+    """``{ledger index: [question ids]}``: the claim's ``answers:`` (the ledger's ``question``
+    column), else the question whose ``claims`` rule it follows, else the question of a ranking of
+    its study that holds every value it compares (its ``column`` and ``a``/``b``)."""
+    if ledger is None or not len(ledger):
+        return {}
+    if claims is None:
+        from . import papers
+
+        claims = papers.all_claims()
+    by_id = {(c.get("paper"), c.get("id")): c for c in claims}
+    out = {}
+    for i, row in ledger.iterrows():
+        asked = str(row.get("question", "") or "")
+        asked = "" if asked == "nan" else asked
+        if asked:
+            out[i] = [q.strip() for q in asked.split(",") if q.strip()]
+            continue
+        c = by_id.get((row.get("paper"), row.get("claim_id"))) or {}
+        rule = [q["id"] for q in QUESTIONS if (q.get("claims") or {}).get("rule") == c.get("rule")]
+        if rule:
+            out[i] = rule
+            continue
+        column = c.get("column", "method")
+        named = {_key(v) for v in [c.get("a"), *(c.get("b") if isinstance(c.get("b"), list) else [c.get("b")])]
+                 if v is not None}
+        found = []
+        for r in records:
+            if r["study"] != row.get("study") or r.get("kind") == "budget" or r.get("column") != column:
+                continue
+            if named and named <= {str(x["name"]) for x in r["contenders"]} and r["question"] not in found:
+                found.append(r["question"])
+        out[i] = found[:1]
+    return out
+
+
+def _claim_line(c):
+    ours = "" if pd.isna(c.get("ours")) or not str(c.get("ours")) else f"; ours: {c['ours']}"
+    why = f" ({c['evidence']})" if c.get("verdict") == "not testable" else ""
+    return f"Claim ({c['paper']}, {c['where']}): {c['claim']} -> {c['verdict']}{ours}{why}."
+
+
+def _answers(records, ledger):
+    """Per question: its summary line, its records and the claims that bear on it."""
+    asked = claim_questions(ledger, records) if ledger is not None and len(ledger) else {}
+    out = []
+    for q in QUESTIONS:
+        recs = [r for r in records if r["question"] == q["id"]]
+        idx = [i for i, qs in asked.items() if q["id"] in qs]
+        claims = ledger.loc[idx] if idx else pd.DataFrame()
+        claims = claims[claims["verdict"] != "not run"] if len(claims) else claims
+        lines = [answer_text(r) for r in recs if r.get("headline")]
+        claim_lines = [_claim_line(c) for _, c in claims.iterrows()] if len(claims) else []
+        out.append({"id": q["id"], "question": q["question"], "summary": question_summary(q["id"], records, claims),
+                    "records": recs, "lines": lines or claim_lines or ["Not answered by this run."],
+                    "claims": claim_lines})
+    return out
+
+
+# -- the practitioner's guide ---------------------------------------------------------------------
+def _task(metric):
+    m = str(metric)
+    return "classification" if "accuracy" in m else "regression" if "mse" in m or "rmse" in m else None
+
+
+def _first(records, question, task=None, timing=False, study=None):
+    for r in records:
+        if (r["question"] == question and r.get("headline") and r.get("kind") != "budget"
+                and bool(r.get("timing")) == timing and (task is None or _task(r["metric"]) == task)
+                and (study is None or r["study"] == study)):
+            return r
+    return None
+
+
+def _by_value(r, value):
+    return next((c for c in r["contenders"] if c["value"] == value), None)
+
+
+def _said(r, a=None, b=None):
+    """'a vs b: +0.41% [+0.10%, +0.80%], significant' from a record (default: best vs runner-up)."""
+    if r is None:
+        return "not run"
+    a, b = a or r["best"], b or r["runner_up"]
+    p = _oriented(r["pairs"], a, b) or {}
+    sig = "significant" if p.get("outcome") in ("win", "loss") else "not significant"
+    return (f"{a} vs {b}: {_effect_text(p.get('effect'), p.get('estimate'), *p.get('ci', [None, None]))}, "
+            f"{sig} (Holm 5%)")
+
+
+def _block(infos, r, name):
+    return ((infos.get(r["study"]) or {}).get("config") or {}).get("methods", {}).get(name) or {}
+
+
+def _guide(records, infos):
+    """The decision table: each recommendation is the winner of an answer record of this run (a
+    contender named only where it wins: significant and big enough), else the library's default."""
+    rows = []
+    exact = _first(records, "exact", "regression")
+    ref = _by_value(exact, "exact") if exact else None
+    if ref:
+        approx = next(c for c in exact["contenders"] if c["value"] != "exact")
+        pair = _oriented(exact["pairs"], ref["name"], approx["name"]) or {}
+        use_exact = pair.get("outcome") == "win" and _big_enough(pair, exact["lower_is_better"], False)
+        blk = _block(infos, exact, approx["name"])
+        rows.append({"task": "regression", "n": "up to ~10^4", "budget": "n^2 memory",
+                     "use": "exact KRR" if use_exact else f"Nystrom ({_show(approx)}; as accurate as exact)",
+                     "evidence": f"{exact['study']} {exact['label']}: {_said(exact, ref['name'], approx['name'])}",
+                     "call": 'KRR(approximation="exact", gamma="median")' if use_exact else _krr_call(blk)})
+    reg_mode = _first(records, "mode", "regression")
+    if reg_mode:
+        mode = reg_mode["contenders"][0]["value"] if reg_mode.get("winner") else "lla"
+        reg_sampler = _first(records, "sampler", "regression", study=reg_mode["study"])
+        sampler = reg_sampler["contenders"][0]["value"] if reg_sampler and reg_sampler.get("winner") else "uniform"
+        rows.append({"task": "regression", "n": "10^4 and more", "budget": "m landmarks, O(n m) memory",
+                     "use": f"Nystrom, {sampler} landmarks, mode {mode.upper()}",
+                     "evidence": f"{reg_mode['study']} {reg_mode['label']}: mode {_said(reg_mode)}; sampler "
+                                 f"{_said(reg_sampler)}",
+                     "call": f'KRR(n_components=m, sampler="{sampler}", mode="{mode}", gamma="median")'})
+    solver = _first(records, "solver", timing=True)
+    if solver:
+        # the fastest only where it beats the float64 direct solve (what solver='auto' runs at these sizes)
+        # significantly and by 10% or more; else the default, not a coin toss between tied solvers
+        direct = next((c for c in solver["contenders"] if c["value"] == "direct"), None)
+        best = solver["contenders"][0]
+        pair = _oriented(solver["pairs"], best["name"], direct["name"]) if direct and best is not direct else None
+        fastest = best if pair and pair["outcome"] == "win" and _big_enough(pair, True, True) else None
+        rows.append({"task": "regression", "n": "10^5 and more", "budget": "time",
+                     "use": f"solver/precision: {_show(fastest)}" if fastest else
+                            "the default solver='auto' (no solver or precision was significantly faster by 10%)",
+                     "evidence": f"{solver['study']} {solver['label']}, ranks {_ranking_text(solver)}; "
+                                 + (_said(solver, best["name"], direct["name"]) if pair else "no direct solve")
+                                 + f"; test RMSE in reports/{solver['study']}.pdf",
+                     "call": _solver_call(_block(infos, solver, fastest["name"])) if fastest else
+                             "KRR(n_components=m)"})
+    clf = _first(records, "sampler", "classification")
+    clf_mode = _first(records, "mode", "classification")
+    if clf:
+        cmode = clf_mode["contenders"][0]["value"] if clf_mode and clf_mode.get("winner") else "lla"
+        csampler = clf["contenders"][0]["value"] if clf.get("winner") else "uniform"
+        rows.append({"task": "classification", "n": "any", "budget": "m = 100 landmarks",
+                     "use": f"Nystrom, {csampler} landmarks, mode {cmode.upper()}",
+                     "evidence": f"{clf['study']} {clf['label']}: {_said(clf)}; "
+                                 f"{clf_mode['study'] if clf_mode else 'mode'}: mode {_said(clf_mode)}",
+                     "call": f'KRRClassifier(n_components=100, sampler="{csampler}", mode="{cmode}", '
+                             'gamma="median")'})
+    for r in [r for r in records if r.get("kind") == "budget"]:
+        task = _task(r["metric"]) or "any task"
+        rows.append({"task": f"landmark count ({task})", "n": "any", "budget": f"m = {r['column']} x n",
+                     "use": f"m = {r['value']:g} n" + (" (the largest tested)" if r["value"] == r["largest"]
+                                                       else f": within 1% of {r['largest']:g} n or better"),
+                     "evidence": f"{r['study']} {r['label']}: " + "; ".join(
+                         f"{s['value']:g} n: {s['verdict']} ({_effect_text(s['effect'], s['estimate'], *s['ci'])})"
+                         for s in r["steps"]),
+                     "call": f"n_components={float(r['value'])!r}"})  # a fraction of n (1.0, not 1)
+    for task in ("classification", "regression"):
+        sel = _first(records, "selection", task)
+        times = _first(records, "selection", timing=True, study=sel["study"]) if sel else None
+        if not (sel and times):
+            continue
+        # the fastest selector that is not significantly worse than the most accurate one, named only where it
+        # is faster than that one by 10% or more (significantly)
+        best = sel["best"]
+        fine = [c["name"] for c in sel["contenders"]
+                if c["name"] == best or (_oriented(sel["pairs"], best, c["name"]) or {}).get("outcome") != "win"]
+        fastest = next(c["name"] for c in times["contenders"] if c["name"] in fine)
+        speed = _oriented(times["pairs"], fastest, best) if fastest != best else None
+        if speed is not None and not (speed["outcome"] == "win" and _big_enough(speed, True, True)):
+            fastest = best
+        blk = _block(infos, sel, fastest)
+        rows.append({"task": f"kernel width ({task})", "n": "any", "budget": "a grid of widths",
+                     "use": f"select with {fastest}" + (f" (as accurate as {best}, faster by 10% or more)"
+                                                        if fastest != best else ""),
+                     "evidence": f"{sel['study']} {sel['label']}: ranks {_ranking_text(sel)}; not significantly "
+                                 f"worse than {best}: {', '.join(fine)}; time ranks {_ranking_text(times)}",
+                     "call": _selection_call(blk)})
+    return rows
+
+
+def _krr_call(block):
+    """The estimator call of a Nystrom KRR method block (its sampler, mode and landmark count)."""
+    opts = [f"n_components={block.get('n_components', 'm')}"]
+    opts += [f'{k}="{block[k]}"' for k in ("sampler", "mode") if k in block]
+    return f'KRR({", ".join(opts)}, gamma="median")'
+
+
+def _solver_call(block):
+    dtype = f', dtype="{block["dtype"]}"' if block.get("dtype") else ""
+    return f'KRR(n_components=m, solver="{block.get("solver", "auto")}"{dtype})'
+
+
+def _selection_call(block):
+    approx = block.get("approximation", "nystrom")
+    if approx == "cv":
+        return f"selection.cv_path(X, y, gammas, cv={block.get('folds', 5)})"
+    sampler = f', sampler="{block["sampler"]}"' if block.get("sampler") not in (None, "uniform") else ""
+    return f'selection.criterion_path(X, y, gammas, "{approx}", "ree"{sampler})'
+
+
+def findings(records, ledger, infos=None):
+    """``{"counts", "answers", "guide"}`` of one run from its answer records and claims ledger."""
     from .claims import verdict_counts
 
     return {"counts": verdict_counts(ledger) if ledger is not None and len(ledger) else {},
-            "answers": _answers(tables, infos, ledger), "guide": _guide(tables, infos)}
+            "answers": _answers(records, ledger), "guide": _guide(records, infos or {})}
 
 
 def _md_cell(v):
-    return str(v).replace("|", "/").replace("\n", " ")
+    """A Markdown table cell: '|' escaped (|C(K) - C(K~)| stays readable), no line breaks."""
+    return str(v).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(df, cols):
+    rows = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    return rows + ["| " + " | ".join(_md_cell(r[c]) for c in cols) + " |" for _, r in df.iterrows()]
 
 
 def markdown(found, ledger, provenance_line=""):
     """The findings as Markdown (``reports/FINDINGS.md``): verdicts per paper, headline claims, answers,
-    the practitioner's guide, then every claim (the README's snapshot stops before that last part)."""
-    def table(df, cols):
-        rows = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-        rows += ["| " + " | ".join(_md_cell(r[c]) for c in cols) + " |" for _, r in df.iterrows()]
-        return rows
-
+    the practitioner's guide, then every claim (the README's snapshot stops before that last part).
+    Every question gets its one-line answer; claims that answer a question are listed under it."""
     out = ["# Findings", ""]
     if provenance_line:
         out += [f"_{provenance_line}_", ""]
@@ -326,39 +769,64 @@ def markdown(found, ledger, provenance_line=""):
             "`src/nystrom_bench/papers/<paper>.yaml`.", ""]
     if len(ledger):
         bp = by_paper(ledger)
-        out += table(bp, list(bp.columns)) + ["", "Headline claims tested in this run:", ""]
-        out += table(headline(ledger).fillna(""), ["paper", "claim", "where", "paper_value", "ours", "verdict"])
-    out += ["", ANSWERS_HEADING, ""]
+        out += _md_table(bp, list(bp.columns)) + ["", "Headline claims tested in this run:", ""]
+        out += _md_table(headline(ledger).astype(object).fillna(""), ["paper", "claim", "where", "paper_value", "ours", "verdict"])
+    out += ["", ANSWERS_HEADING, "", ANSWERS_NOTE, ""]
     for a in found["answers"]:
-        out += [f"**{a['question']}**", ""] + [f"- {line}" for line in a["lines"] if not line.startswith("Claim (")]
-        out += [""]
+        out += [f"**{a['question']}** {a['summary']}", ""]
+        table = answers_table([r for r in a["records"] if r.get("headline")])
+        if len(table):
+            cols = ["study", "metric", "better", "ranking (mean rank, 1 = best)", "best vs runner-up", "answer",
+                    "data sets", "paired runs", "Holm p"]
+            out += _md_table(table, cols) + [""]
+        claim_lines = a["claims"] if not len(table) else []
+        out += [f"- {line}" for line in claim_lines] + ([""] if claim_lines else [])
+        if len(table) and a["claims"]:
+            out += [f"Claims that bear on it: {len(a['claims'])} (all claims: below).", ""]
     out += ["## Practitioner's guide", ""]
     guide = pd.DataFrame(found["guide"])
     if len(guide):
-        out += table(guide.assign(call=guide["call"].map(lambda c: f"`{c}`")),
-                     ["task", "n", "budget", "use", "evidence", "call"])
+        out += _md_table(guide.assign(call=guide["call"].map(lambda c: f"`{c}`")),
+                         ["task", "n", "budget", "use", "evidence", "call"])
     out += ["", SNAPSHOT_CUT, "", "## All claims", ""]
     if len(ledger):
-        out += table(ledger.fillna(""), ["paper", "claim", "where", "paper_value", "ours", "verdict", "test"])
+        out += _md_table(ledger.astype(object).fillna(""), ["paper", "claim", "where", "paper_value", "ours", "verdict", "test"])
     return "\n".join(out) + "\n"
 
 
+#: how to read the answers (FINDINGS.md and the summary PDF)
+ANSWERS_NOTE = ("Each row ranks, within one study, the contenders the question is about (the config's methods "
+                "that differ in that role, e.g. only in `sampler`), on the study's main metric. Mean rank: ranked "
+                "within each seed and grid point, averaged per data set, then over the data sets (1 = best). Best vs "
+                "runner-up: the Hodges-Lehmann median change (ratio) or difference with its 95% interval, over the "
+                "paired runs of every data set pooled; Holm p over the contenders' pairs. A contender wins where "
+                "it is significantly better by 1% or more (a time: faster by 10% or more).")
+
+
 def findings_note(findings_md):
-    """Markdown for the findings run in MLflow: ``FINDINGS.md`` up to its answers (the verdicts per paper
-    and the headline claims), then where the rest is."""
-    head = Path(findings_md).read_text(encoding="utf-8").split(ANSWERS_HEADING)[0].rstrip()
-    return (f"{head}\n\nThe answers, the practitioner's guide and every claim with its test: `summary.pdf` and "
-            "`FINDINGS.md` (this run's artifacts), `claims.csv` (the ledger). Each study's experiment holds its "
-            "runs and, at the top, its report run.\n")
+    """Markdown for the findings run in MLflow: ``FINDINGS.md`` up to its guide without the answers'
+    tables (verdicts per paper, headline claims, each question's one-line answer), then where the rest is."""
+    text = Path(findings_md).read_text(encoding="utf-8").split("## Practitioner's guide")[0]
+    head, _, answers = text.partition(ANSWERS_HEADING)
+    lines = [ln for ln in answers.splitlines() if not ln.startswith("|") and ln != ANSWERS_NOTE]
+    body = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    return (f"{head.rstrip()}\n\n{ANSWERS_HEADING}\n\n{body}\n\nThe rankings behind each answer, the practitioner's "
+            "guide and every claim with its test: `summary.pdf` and `FINDINGS.md` (this run's artifacts), "
+            "`claims.csv` (the ledger). Each study's experiment holds its runs and, at the top, its report run.\n")
 
 
-def study_note(info, claims, pdf_name):
+def study_note(info, claims, pdf_name, answers=None):
     """Markdown for a study's report run in MLflow (:func:`nystrom_bench.tracking.log_report`): its
-    title, its claims with their computed verdicts (answer first), then what it asks and where the
-    rest is."""
+    title, its answers (the records of ``answers``, default :data:`ANSWERS_FILE` of the study), its
+    claims with their computed verdicts, then what it asks and where the rest is."""
     from .claims import verdict_counts
 
+    if answers is None:
+        path = Path(ANSWERS_FILE.format(study=info.get("study", "")))
+        answers = read_answers([path]) if path.exists() else []
     out = [f"### {info.get('title') or info.get('study', '')}", ""]
+    for a in answer_lines(answers):
+        out += [f"**{a['question']}**", ""] + [f"- {_md_cell(ln)}" for ln in a["lines"]] + [""]
     if claims is not None and len(claims):
         counts = ", ".join(f"{n} {v}" for v, n in verdict_counts(claims).items())
         out += [f"**Claims tested here: {counts}** (each verdict from the test its paper file declares).", ""]
@@ -377,12 +845,13 @@ def study_note(info, claims, pdf_name):
     return "\n".join(out) + "\n"
 
 
-_VERDICT_SHORT = {"reproduced": "REPRODUCED", "partly reproduced": "PARTLY", "not reproduced": "NOT REPRODUCED",
-                  "not testable": "not testable", "not run": "not run"}
+_VERDICT_SHORT = {"reproduced": "REPRODUCED", "better than the paper": "BETTER", "partly reproduced": "PARTLY",
+                  "not reproduced": "NOT REPRODUCED", "not testable": "not testable", "not run": "not run"}
 
 
 def by_paper(ledger):
-    """Verdict counts per paper (rows in ledger order), with a total row."""
+    """Verdict counts per paper (rows in ledger order), with a total row; a column per verdict of
+    :data:`nystrom_bench.papers.VERDICTS`."""
     from .papers import VERDICTS
 
     rows = []
@@ -395,8 +864,8 @@ def by_paper(ledger):
 
 
 def headline(ledger, per_paper=3):
-    """Up to ``per_paper`` tested claims of each paper for page one: paired tests and counts over data
-    sets before single numbers, in the paper file's order."""
+    """Up to ``per_paper`` tested claims of each paper: paired tests and counts over data sets before
+    single numbers, in the paper file's order."""
     tested = ledger[~ledger["verdict"].isin(["not run", "not testable"])]
     kind = tested["test"].fillna("").str.startswith("mean over").astype(int)  # matches_value last
     order = tested.assign(_k=kind, _i=range(len(tested))).sort_values(["_k", "_i"])
@@ -408,96 +877,178 @@ def _short(text, n):
     return text if len(text) <= n else text[: n - 3].rstrip() + "..."
 
 
-def summary_pdf(ledger_csv, result_csvs, infos, title, out_pdf, findings_md=None, config_name=""):
-    """``reports/summary.pdf``: the findings page (ledger, answers), the practitioner's guide, then
-    one short section per study; ``findings_md``: the same findings as Markdown.
+def answer_figure(records, out_png, question=None):
+    """The critical-difference diagram of an answer record, drawn from the record itself: the first headline
+    ranking of three contenders or more with a Friedman test (``question``: of that question, the one with
+    the most data sets).  Returns ``(out_png, caption)`` or None."""
+    from .report import cd_figure
+
+    recs = [r for r in records if r.get("headline") and not r.get("timing") and r.get("kind") != "budget"
+            and len(r["contenders"]) >= 3 and r.get("friedman") and (question is None or r["question"] == question)]
+    if not recs:
+        return None
+    r = max(recs, key=lambda r: (r["n_datasets"], r["n_groups"])) if question else recs[0]
+    names = [c["name"] for c in r["contenders"]]
+    ranks = pd.Series({c["name"]: c["mean_rank"] for c in r["contenders"]})
+    pvals = pd.DataFrame(1.0, index=names, columns=names)
+    for a, row in (r.get("nemenyi") or {}).items():
+        for b, p in row.items():
+            pvals.loc[a, b] = p
+    cd_figure(ranks, pvals, out_png, title=f"{r['asks']} {r['study']}, {r['label']}: mean rank "
+                                           f"over {r['n_datasets']} data sets (1 = best)", cd=r.get("cd"))
+    sig = r["friedman"]["p"] < ALPHA
+    caption = (f"{r['asks']} Critical-difference diagram of {r['study']}'s {r['label']}: each contender at "
+               f"its mean rank ({_over(r)}; 1 = best, left). "
+               + ("A bar joins contenders the Nemenyi test cannot tell apart; two further apart than the critical "
+                  "difference (CD) differ." if sig else
+                  "Friedman's test over the data sets finds no difference at 5%, so every contender is joined.")
+               + " The same ranking as the answer's.")
+    return out_png, caption
+
+
+def _answers_pdf_table(records):
+    t = answers_table([r for r in records if r.get("headline")], p_values=False)
+    if not len(t):
+        return t
+    return pd.DataFrame({
+        "study": t["study"],
+        "metric (better)": [f"{_short(m, 30)} ({b})" for m, b in zip(t["metric"], t["better"], strict=True)],
+        "mean rank (1 = best)": t["ranking (mean rank, 1 = best)"].map(lambda s: _short(s, 150)),
+        "best vs runner-up [95% CI]": t["best vs runner-up"].map(lambda s: _short(s, 90)),
+        "answer": t["answer"].map(lambda s: _short(s, 60)),
+        "sets/runs": [f"{d}/{n}" if d != "" else "" for d, n in zip(t["data sets"], t["paired runs"], strict=True)]})
+
+
+def summary_pdf(ledger_csv, answers_jsons, result_csvs, infos, title, out_pdf, findings_md=None, config_name="",
+                answers_csv=None):
+    """``reports/summary.pdf``: pages 1-2 the answers (each question's one-line answer and its rankings,
+    the sampler question's critical-difference diagram, the practitioner's guide), then the appendix
+    (verdicts per paper and headline claims, the answers in full with their tests, one short section per
+    study, the claims ledger).  ``findings_md``: the same as Markdown; ``answers_csv``: every record
+    as one table.  Nothing is ranked here: the answers are the records of ``answers_jsons``.
 
     ``result_csvs`` and ``infos`` are keyed by study block (``infos[s]`` as the workflow's report
-    params: title, description, metrics, coords, block_cols, primary_metric, reference).
+    params: title, description, metrics, coords, block_cols, primary_metric, reference, config).
     """
+    import tempfile
+
     from . import provenance
-    from .atomic import replace_into
-    from .report import PDF, mean_sd_table
+    from .atomic import write_csv
+    from .report import PDF, P_PER_PAGE, count_p, mean_sd_table
 
     ledger = pd.read_csv(ledger_csv) if ledger_csv else pd.DataFrame()
-    tables = {s: pd.read_csv(p) for s, p in result_csvs.items()}
-    found = findings(tables, infos, ledger)
+    records = read_answers(answers_jsons)
+    found = findings(records, ledger, infos)
     prov = provenance.summary()
     line = (f"Run of {prov['date']}, config {config_name or 'config/config.yaml'}, git commit {prov['git_commit']}, "
             f"{prov['hardware']}")
     doc = PDF(f"{title}: findings")
     doc.title(f"{title}: what the benchmark found")
-    doc.para(line, size=7.5)
+    doc.para(line, size=7)
     counts = ", ".join(f"{n} {v}" for v, n in found["counts"].items())
     doc.para(f"{len(ledger)} claims of the five papers and of this project, verdicts computed from this run's "
-             f"results by the paired test each claim calls for: {counts}.", style="B")
-    if len(ledger):
-        doc.table(by_paper(ledger), size=7, col_widths=(52, 16, 22, 18, 26, 24, 18))
-        doc.para("Headline claims (tested in this run; the full ledger is at the end):", size=8, style="B")
-        head = headline(ledger)
-        shown = pd.DataFrame({"paper": head["paper"].map(lambda p: _short(p, 24)),
-                              "claim": head["claim"].map(lambda c: _short(c, 84)),
-                              "ours": head["ours"].fillna("").map(lambda v: _short(v, 28)),
-                              "verdict": head["verdict"].map(_VERDICT_SHORT)})
-        doc.table(shown, size=5.8, col_widths=(26, 100, 36, 24))
-    doc.heading("Answers")
+             f"results by the test each claim calls for: {counts} (per paper: appendix A).", size=8, style="B")
+    doc.heading("Answers", keep=20)
+    doc.para(ANSWERS_NOTE.replace("`", "'") + " Tests and p-values: appendix B.", size=6.8)
+    widths = (20, 27, 58, 44, 25, 12)
     for a in found["answers"]:
-        doc.para(f"{a['question']} " + (a["lines"][0] if a["lines"] else ""), size=7.2)
-    doc.pdf.add_page()
-    doc.heading("Practitioner's guide")
-    doc.para("Each row is the winner of a paired comparison in this run (evidence column), or the cheap default "
-             "where no contender is significantly better by 1% or more; the library call does it. Widths: the "
-             "median heuristic (gamma='median') throughout.", size=8)
-    if found["guide"]:
-        doc.table(pd.DataFrame(found["guide"])[["task", "n", "budget", "use", "evidence", "call"]], size=6,
-                  col_widths=(18, 16, 20, 30, 52, 44))
-    doc.heading("Answers in full")
-    for a in found["answers"]:
-        doc.para(a["question"], size=8.5, style="B")
-        for ln in a["lines"]:
-            doc.para(ln, size=7)
-    doc.heading("The studies")
-    for i, (study, info) in enumerate(infos.items(), 1):
-        if study not in tables:
-            continue
-        df = tables[study]
-        doc.para(f"{i}. {info.get('title', study)} (reports/{study}.pdf)", size=9, style="B")
-        own = ledger[ledger["study"] == study] if len(ledger) else ledger
-        if len(own):
-            doc.para("Claims: " + "; ".join(f"{_short(c, 70)} -> {v}" for c, v in zip(own["claim"], own["verdict"],
-                                                                                         strict=True)), size=7.5)
-        metric = info.get("primary_metric")
-        if metric and metric in df:
-            label = info["metrics"][metric][0]
-            doc.para(f"{label}, mean +- sd over seeds:", size=7.5)
-            coords = [c for c in info.get("coords", []) if c in (info.get("summary_coords") or [])]
-            doc.table(mean_sd_table(df, metric, order=info.get("methods"), coords=coords), size=6)
-    if len(ledger):
-        doc.pdf.add_page()
-        doc.heading("Appendix: the claims ledger")
-        doc.para("Every claim, the paper's value, ours, the test and the evidence (results/claims.csv).", size=8)
-        full = ledger[["paper", "claim", "where", "paper_value", "ours", "verdict", "evidence"]].fillna("")
-        doc.table(full.assign(evidence=full["evidence"].map(lambda e: _short(e, 260))), size=5.2,
-                  col_widths=(18, 40, 16, 20, 22, 14, 56))
-    doc.save(out_pdf)
+        doc.para(f"{a['question']} {a['summary']}", size=7.5, style="B")
+        table = _answers_pdf_table(a["records"])
+        if len(table):
+            doc.table(table, size=5.6, col_widths=widths)
+    with tempfile.TemporaryDirectory() as tmp:
+        cd = answer_figure(records, Path(tmp) / "cd_sampler.png", "sampler")
+        if doc.pdf.page == 1:
+            doc.new_page()
+        if cd:
+            doc.image(cd[0], caption=cd[1], max_height=55)
+        doc.heading("Practitioner's guide", keep=20)
+        doc.para("Each row is the winner of an answer above (evidence column: the effect with its 95% interval), "
+                 "or the library's default where no contender wins; the library call does it. Widths: the median "
+                 "heuristic (gamma='median') throughout.", size=7)
+        if found["guide"]:
+            doc.table(pd.DataFrame(found["guide"])[["task", "n", "budget", "use", "evidence", "call"]], size=5.6,
+                      col_widths=(18, 14, 18, 30, 62, 44))
+        # -- appendix
+        doc.new_page()
+        doc.heading("Appendix A. Verdicts per paper and headline claims")
+        if len(ledger):
+            verdict_cols = len(by_paper(ledger).columns) - 2
+            doc.table(by_paper(ledger), size=6.5, col_widths=(52, 14, *([(190 - 66) / verdict_cols] * verdict_cols)))
+            doc.para("Headline claims (tested in this run; every claim: appendix D):", size=8, style="B")
+            head = headline(ledger)
+            doc.table(pd.DataFrame({"paper": head["paper"].map(lambda p: _short(p, 24)),
+                                    "claim": head["claim"].map(lambda c: _short(c, 84)),
+                                    "ours": head["ours"].fillna("").map(lambda v: _short(v, 28)),
+                                    "verdict": head["verdict"].map(lambda v: _VERDICT_SHORT.get(v, v))}),
+                      size=5.8, col_widths=(26, 100, 36, 24))
+        doc.new_page()
+        doc.heading("Appendix B. The answers in full")
+        doc.para("Every ranking of every study (the headline rows above are the first of each study), with its "
+                 "tests; then the claims that bear on the question. The same records: results/<study>/answers.json, "
+                 "results/answers.csv.", size=7.5)
+        used = {}
+
+        def para(text, size=7, style=""):
+            n = count_p(text)
+            if used.get(doc.pdf.page, 0) + n > P_PER_PAGE:
+                doc.new_page()
+            used[doc.pdf.page] = used.get(doc.pdf.page, 0) + n
+            doc.para(text, size=size, style=style)
+
+        for a in found["answers"]:
+            para(a["question"], size=8.5, style="B")
+            for r in a["records"]:
+                para(answer_text(r))
+            for ln in a["claims"]:
+                para(ln, size=6.8)
+        doc.heading("Appendix C. The studies")
+        for i, (study, info) in enumerate(infos.items(), 1):
+            if study not in result_csvs:
+                continue
+            df = pd.read_csv(result_csvs[study])
+            doc.para(f"{i}. {info.get('title', study)} (reports/{study}.pdf)", size=9, style="B")
+            metric = info.get("primary_metric")
+            if metric and metric in df:
+                label = info["metrics"][metric][0]
+                doc.para(f"{label}, mean +- sd over seeds:", size=7.5)
+                coords = [c for c in info.get("coords", []) if c in (info.get("summary_coords") or [])]
+                doc.table(mean_sd_table(df, metric, order=info.get("methods"), coords=coords), size=6)
+        if len(ledger):
+            doc.new_page()
+            doc.heading("Appendix D. The claims ledger")
+            doc.para("Every claim, the paper's value, ours and the verdict; the test and evidence of each: "
+                     "results/claims.csv and each study's report (appendix D there).", size=8)
+            full = ledger[["paper", "claim", "where", "paper_value", "ours", "verdict"]].fillna("")
+            doc.table(full.assign(ours=full["ours"].map(lambda v: _short(v, 120))), size=5.4,
+                      col_widths=(22, 60, 20, 30, 38, 20))
+        doc.save(out_pdf)
     if findings_md:
+        from .atomic import replace_into
+
         text = markdown(found, ledger, line)
         replace_into(findings_md, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    if answers_csv:
+        write_csv(answers_table(records).drop(columns="headline", errors="ignore"), answers_csv)
     return found
 
 
 SNAPSHOT_START, SNAPSHOT_END = "<!-- findings:start -->", "<!-- findings:end -->"
 #: where the README's snapshot of FINDINGS.md stops (the full ledger stays in reports/FINDINGS.md)
 SNAPSHOT_CUT = "<!-- snapshot ends here -->"
-#: the heading that ends FINDINGS.md's verdicts and headline claims (what the MLflow findings run shows)
+#: the heading that opens FINDINGS.md's answers
 ANSWERS_HEADING = "## Answers"
 
 
 def snapshot_readme(findings_md, readme="README.md"):
     """Put the findings of ``findings_md`` into ``readme`` between the snapshot markers (headings
     one level down, up to the full ledger), replacing the last snapshot; the README then shows the run it
-    came from and points to the full ledger."""
+    came from and points to the full ledger.  A question without an answer is an error (the snapshot
+    never shows an empty answer)."""
     text = Path(findings_md).read_text(encoding="utf-8").split(SNAPSHOT_CUT)[0]
+    empty = empty_answers(text)
+    if empty:
+        raise ValueError(f"{findings_md}: no answer under {', '.join(empty)}; re-run `make reproduce`")
     body = "\n".join(("#" + ln if ln.startswith("#") else ln) for ln in text.splitlines()[1:]).strip()
     doc = Path(readme).read_text(encoding="utf-8")
     if SNAPSHOT_START not in doc or SNAPSHOT_END not in doc:
@@ -506,3 +1057,22 @@ def snapshot_readme(findings_md, readme="README.md"):
     _old, tail = rest.split(SNAPSHOT_END, 1)
     more = "\n\nEvery claim with its test and evidence: `reports/FINDINGS.md` and `results/claims.csv` after a run."
     Path(readme).write_text(f"{head}{SNAPSHOT_START}\n{body}{more}\n{SNAPSHOT_END}{tail}", encoding="utf-8")
+
+
+def empty_answers(markdown_text):
+    """The questions of a FINDINGS.md text whose answer is empty (a bold question with nothing after it
+    before the next question or heading)."""
+    section = markdown_text.split(ANSWERS_HEADING, 1)[1] if ANSWERS_HEADING in markdown_text else ""
+    section = section.split("\n## ", 1)[0]
+    empty = []
+    for q in QUESTIONS:
+        mark = f"**{q['question']}**"
+        if mark not in section:
+            empty.append(q["question"])
+            continue
+        after = section.split(mark, 1)[1]
+        nxt = min([after.find(f"**{o['question']}**") for o in QUESTIONS if f"**{o['question']}**" in after]
+                  or [len(after)])
+        if not after[:nxt].strip():
+            empty.append(q["question"])
+    return empty

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -324,6 +325,79 @@ def fmt_p(p):
 
 _fmt_p = fmt_p
 
+#: the most p-values one page of a PDF carries: longer lists of tests are paginated or summarised (an effect
+#: with its interval and the outcome at Holm 5%), the p-values staying in the CSV files
+P_PER_PAGE = 12
+_P_TEXT = re.compile(r"\bp = ")
+_P_COLUMN = re.compile(r"(^|\s)p(\s|$)|p-value", re.IGNORECASE)
+
+
+def count_p(text):
+    """How many p-values a sentence reports ('p = 0.03', 'Holm p = 2e-5', 'Friedman p = n/a')."""
+    return len(_P_TEXT.findall(str(text or "")))
+
+
+def p_columns(df):
+    """The columns of a table that hold p-values (named 'p', '... p' or '... p-value')."""
+    return [c for c in df.columns if _P_COLUMN.search(str(c))]
+
+
+def count_p_table(df):
+    """How many p-values a table shows: the filled cells of its p-value columns and the p-values its
+    text cells report."""
+    if df is None or not len(df):
+        return 0
+    cols = p_columns(df)
+    filled = sum(int((~df[c].astype(str).isin(["", "-", "n/a", "nan", "None"])).sum()) for c in cols)
+    return filled + sum(count_p(v) for c in df.columns if c not in cols for v in df[c].tolist())
+
+
+class _PBudget:
+    """Paragraphs, tables and captions onto a :class:`PDF` with at most :data:`P_PER_PAGE` p-values a page:
+    a new page where the next item would exceed it, a long table split over pages."""
+
+    def __init__(self, doc):
+        self.doc, self.used = doc, {}
+
+    def _room(self, n):
+        if n and self.used.get(self.doc.pdf.page, 0) + n > P_PER_PAGE:
+            self.doc.new_page()
+        return self.doc.pdf.page
+
+    def _add(self, start, n):
+        for page in range(start, self.doc.pdf.page + 1):  # a table running onto the next page: counted on both
+            self.used[page] = self.used.get(page, 0) + n
+
+    def para(self, text, size=9.5, style=""):
+        n = count_p(text)
+        start = self._room(n)
+        self.doc.para(text, size=size, style=style)
+        self._add(start, n)
+
+    def image(self, path, caption=None, **kw):
+        n = count_p(caption)
+        self._room(n)
+        self.doc.image(path, caption=caption, **kw)
+        self._add(self.doc.pdf.page, n)
+
+    def table(self, df, **kw):
+        n = count_p_table(df)
+        if n <= P_PER_PAGE:
+            start = self._room(n)
+            self.doc.table(df, **kw)
+            self._add(start, n)
+            return
+        chunk, count = [], 0
+        for i in range(len(df)):
+            k = count_p_table(df.iloc[i:i + 1])
+            if chunk and count + k > P_PER_PAGE:
+                self.table(df.iloc[chunk], **kw)
+                chunk, count = [], 0
+            chunk.append(i)
+            count += k
+        if chunk:
+            self.table(df.iloc[chunk], **kw)
+
 
 def _fmt_ranks(ranks):
     """``{"a": 1.5625, ...}`` (JSON or dict) as 'a 1.56, b 2.0' in rank order."""
@@ -377,7 +451,8 @@ def wtl_matrix(wtl, metric, order=None):
 
 
 def _wtl_long_table(wtl):
-    """Every pairwise test as a table (appendix)."""
+    """Every pairwise test as a table (appendix): effect, interval and outcome at Holm 5% (the p-values of
+    so many tests stay in ``wtl.csv``: a page carries at most :data:`P_PER_PAGE`)."""
     if wtl is None or not len(wtl):
         return pd.DataFrame()
     t = pd.DataFrame({
@@ -387,8 +462,7 @@ def _wtl_long_table(wtl):
                    for e, v in zip(wtl["effect"], wtl["estimate"], strict=True)],
         "95% CI": [f"[{_fmt_effect(lo, e)}, {_fmt_effect(hi, e)}]" if np.isfinite(lo) else "n/a"
                    for e, lo, hi in zip(wtl["effect"], wtl["ci_low"], wtl["ci_high"], strict=True)],
-        "Wilcoxon p": wtl["wilcoxon_p"].map(_fmt_p), "Holm p": wtl["p_holm"].map(_fmt_p),
-        "outcome": wtl["outcome"]})
+        "outcome (Holm 5%)": wtl["outcome"]})
     return t
 
 
@@ -431,7 +505,7 @@ def _claims_section(doc, claims):
 _EVIDENCE_CHARS = 360
 
 
-def _claims_appendix(doc, claims):
+def _claims_appendix(doc, claims, budget=None):
     """Each claim's test and evidence, one short block per claim (the evidence can be long)."""
     for _, r in claims.iterrows():
         head = " - ".join(x for x in (_cell(r, "claim_id"), _cell(r, "verdict")) if x)
@@ -449,7 +523,7 @@ def _claims_appendix(doc, claims):
             evidence = evidence[:_EVIDENCE_CHARS].rsplit(" ", 1)[0] + " ... (in full: the study's claims.csv)"
         if evidence:
             bits.append(f"Evidence: {evidence}")
-        doc.para(" ".join(bits), size=7.5)
+        (budget or doc).para(" ".join(bits), size=7.5)
 
 
 def _answer_lines(info, wtl, cd):
@@ -617,18 +691,37 @@ def _setup_tables(df):
     return ds
 
 
-def _paired_table(paired):
+def _paired_table(paired, metrics=None):
+    """The paired tests against the reference, summarised: the Hodges-Lehmann effect with its 95% interval
+    and the outcome at Holm 5% (``metrics``: ``{name: [label, lower_is_better]}`` for its direction); the
+    p-values of so many tests stay in ``stats.csv`` (a page carries at most :data:`P_PER_PAGE`)."""
     if paired is None or len(paired) == 0:
         return pd.DataFrame()
-    t = pd.DataFrame({
+
+    def effect(r):
+        kind = r.get("effect", "difference")
+        if "estimate" not in r or not np.isfinite(r["estimate"]):
+            return fmt_num(r["median_diff"], 2) + " (median diff)"
+        lo, hi = r.get("ci_low", np.nan), r.get("ci_high", np.nan)
+        ci = f" [{_fmt_effect(lo, kind)}, {_fmt_effect(hi, kind)}]" if np.isfinite(lo) and np.isfinite(hi) else ""
+        return f"{'ratio' if kind == 'ratio' else 'diff'} {_fmt_effect(r['estimate'], kind)}{ci}"
+
+    def outcome(r):
+        if not r["wilcoxon_p_holm"] < 0.05:
+            return "no difference"
+        lower = bool((metrics or {}).get(r["metric"], [None, True])[1])
+        centre = 1.0 if r.get("effect") == "ratio" else 0.0
+        est = r.get("estimate", np.nan)
+        lower_value = est < centre if np.isfinite(est) else r["median_diff"] < 0
+        return "better" if lower_value == lower else "worse"
+
+    rows = [r for _, r in paired.iterrows()]
+    return pd.DataFrame({
         "metric": paired["metric"],
         "where": ["all" if sc == "all" else f"at {sc}" for sc in paired["scope"]],
         "comparison": paired["method"] + " vs " + paired["reference"],
         "pairs": paired["n_pairs"], "wins": paired["wins"], "losses": paired["losses"],
-        "median diff": paired["median_diff"].map(lambda v: fmt_num(v, 2)),
-        "Wilcoxon p": paired["wilcoxon_p"].map(_fmt_p), "Holm p": paired["wilcoxon_p_holm"].map(_fmt_p),
-        "paired t p": paired["ttest_p"].map(_fmt_p)})
-    return t
+        "effect [95% CI]": [effect(r) for r in rows], "Holm 5%": [outcome(r) for r in rows]})
 
 
 def _table_coords(info):
@@ -688,8 +781,13 @@ def _friedman_table(fried):
 
 
 def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, report_tables=None, claims_csv=None,
-              wtl_csv=None, cd_csv=None):
+              wtl_csv=None, cd_csv=None, answers=None, key_figure=None):
     """Assemble ``reports/<study>.pdf`` (layout: module docstring).
+
+    ``answers``: the study's answers as ``[{"question", "lines"}]`` (the workflow renders its answer
+    records, :func:`nystrom_bench.findings.answer_lines`; None: one line per tested metric from
+    ``wtl_csv``/``cd_csv``); ``key_figure``: ``(png, caption)`` for page one (else the primary
+    metric's critical-difference diagram).  No page carries more than :data:`P_PER_PAGE` p-values.
 
     ``figures`` is the directory of :func:`study_figures`; ``report_tables`` a callable
     ``(results DataFrame, study config) -> [(title, DataFrame, note)]`` (the study's hook, passed in
@@ -711,9 +809,12 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
     plain_figs = [f for f in listing if f.get("kind") != "cd"]
     primary = info.get("primary_metric")
     key = cd_figs.get(primary) or (plain_figs[0] if plain_figs else None)
+    if key_figure is not None:
+        key = {"file": str(key_figure[0]), "caption": key_figure[1]}
 
     # -- page one: question, set-up, claims, answer, key figure
     doc = PDF(info["title"])
+    budget = _PBudget(doc)
     doc.title(info["title"])
     doc.para(f"Study '{info['study']}' (kind '{info['kind']}'); provenance and the full config: appendix.", size=8)
     doc.heading("Question")
@@ -727,13 +828,17 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
     else:
         doc.para("This study tests no paper claim (no claims ledger rows for it); its results are "
                  "reported as measured.", size=9)
-    answers = _answer_lines(info, wtl, cd)
-    if answers:
+    if answers is None:
+        answers = [{"question": "", "lines": _answer_lines(info, wtl, cd)}]
+    if any(a["lines"] for a in answers):
         doc.heading("Answer")
-        for line in answers:
-            doc.para(line, size=9)
+    for a in answers:
+        if a["question"] and a["lines"]:
+            budget.para(a["question"], size=8.5, style="B")
+        for line in a["lines"]:
+            budget.para(line, size=8.5 if a["question"] else 9)
     if key is not None:
-        doc.image(Path(figures) / key["file"], caption=key["caption"], max_height=max(doc.space_left() - 22, 45))
+        budget.image(Path(figures) / key["file"], caption=key["caption"], max_height=max(doc.space_left() - 22, 45))
 
     # -- the paper's layout, then means
     n = 1
@@ -744,10 +849,10 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
         doc.heading(f"{n}. Results in the paper's layout")
         n += 1
         for title, table, note in tables:
-            doc.para(title, style="B")
-            doc.table(table, size=6.5)
+            budget.para(title, style="B")
+            budget.table(table, size=6.5)
             if note:
-                doc.para(note, size=8)
+                budget.para(note, size=8)
     doc.heading(f"{n}. Mean +- sd over seeds")
     n += 1
     doc.para("Each cell: mean +- standard deviation over the seeds, the mean rounded to the sd's second digit.",
@@ -768,7 +873,8 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
                  "results (every data set, seed and grid point both have): green = the row is significantly "
                  "better, red = significantly worse (two-sided Wilcoxon signed-rank test, Holm's correction over "
                  "all pairs, 5%), white = no significant difference. The number is the Hodges-Lehmann effect, "
-                 "row / column for positive metrics (else row - column); 95% intervals and p-values: appendix. "
+                 "row / column for positive metrics (else row - column); 95% intervals: appendix C, p-values: "
+                 f"results/{info['study']}/wtl.csv. "
                  "W/T/L counts the row's wins, ties and losses. The critical-difference diagrams ask another "
                  "question: each data set is one block (Demsar 2006), so they show whether a difference holds "
                  "across data sets, while the matrix pools every run and shows whether it is consistent over runs.",
@@ -784,7 +890,7 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
             doc.matrix(text, outcome, numbered=len(text) > 6)
             fig = cd_figs.get(metric)
             if fig is not None and fig is not key:
-                doc.image(Path(figures) / fig["file"], caption=fig["caption"], max_height=90)
+                budget.image(Path(figures) / fig["file"], caption=fig["caption"], max_height=90)
         if not len(cd):
             doc.para("No critical-difference diagram: it needs at least four data sets (Demsar's blocks) and "
                      "three methods.", size=8)
@@ -795,7 +901,7 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
         doc.heading(f"{n}. Figures", keep=110)
         n += 1
         for fig in rest:
-            doc.image(Path(figures) / fig["file"], caption=fig["caption"])
+            budget.image(Path(figures) / fig["file"], caption=fig["caption"])
 
     # -- appendix
     doc.new_page()
@@ -809,21 +915,24 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
     if cfg.get("params"):
         doc.para("Study parameters: " + json.dumps(cfg["params"]), size=7.5)
     doc.heading(f"Appendix B. Paired tests against '{info.get('reference')}'")
-    doc.para("Wilcoxon signed-rank test (two-sided) and paired t-test over the paired blocks; Holm's correction "
-             "over the methods compared within each metric and scope ('all' pools every grid point, with the "
-             "grid point part of the block). 'wins' counts blocks where the method beats the reference.", size=8)
-    doc.table(_paired_table(paired), size=6.5, col_widths=(20, 26, 36, 10, 10, 10, 14, 14, 14, 14))
+    doc.para("Wilcoxon signed-rank test (two-sided) over the paired blocks; Holm's correction over the methods "
+             "compared within each metric and scope ('all' pools every grid point, with the grid point part of the "
+             "block). 'wins' counts blocks where the method beats the reference; effect: the Hodges-Lehmann ratio "
+             "(or difference) of the method to the reference with its 95% interval; 'Holm 5%': better, worse or no "
+             f"difference. The p-values (Wilcoxon, Holm, paired t): results/{info['study']}/stats.csv.", size=8)
+    budget.table(_paired_table(paired, info.get("metrics")), size=6.5, col_widths=(20, 26, 40, 10, 10, 10, 50, 16))
     if len(fried):
         doc.para("Friedman tests (all methods, complete blocks)", style="B")
-        doc.table(_friedman_table(fried), size=6.5, col_widths=(24, 26, 14, 14, 14, 88))
+        budget.table(_friedman_table(fried), size=6.5, col_widths=(24, 26, 14, 14, 14, 88))
     if len(wtl):
         doc.heading("Appendix C. Every pair of methods")
         doc.para("The tests behind the win/tie/loss matrices: Hodges-Lehmann effect (ratio or difference of the "
-                 "first method to the second) with its 95% confidence interval, Wilcoxon p and Holm-adjusted p "
-                 "over all pairs of a metric; 'better'/'worse' count the pairs the first method wins/loses.",
+                 "first method to the second) with its 95% confidence interval and the outcome of the Wilcoxon "
+                 "signed-rank test, Holm-adjusted over all pairs of a metric (5%); 'better'/'worse' count the "
+                 f"pairs the first method wins/loses. The p-values: results/{info['study']}/wtl.csv.",
                  size=8)
-        doc.table(_wtl_long_table(wtl), size=6, col_widths=(20, 36, 10, 10, 10, 18, 24, 14, 14, 12))
+        budget.table(_wtl_long_table(wtl), size=6, col_widths=(24, 44, 12, 12, 12, 22, 34, 30))
     if len(claims):
         doc.heading("Appendix D. Claims: test and evidence")
-        _claims_appendix(doc, claims)
+        _claims_appendix(doc, claims, budget)
     doc.save(out_pdf)

@@ -27,7 +27,9 @@ rule figures:
         "../scripts/figures.py"
 
 
-# Stage 7: the study's PDF report (question, claims, answer, tables, tests, figures, provenance).
+# Stage 7: the study's answer records (results/{study}/answers.json: each question it answers, ranked once
+# by nystrom_bench.findings.study_answers) and its PDF report (question, claims, answer, tables, tests,
+# figures, provenance); every other reader renders these records.
 rule report:
     input:
         results="results/{study}/results.csv",
@@ -38,7 +40,8 @@ rule report:
         claims="results/{study}/claims.csv",
         figures="results/{study}/figures",
     output:
-        "reports/{study}.pdf",
+        pdf="reports/{study}.pdf",
+        answers="results/{study}/answers.json",
     params:
         info=study_report_params,
     log:
@@ -55,11 +58,13 @@ rule report:
         "../scripts/report.py"
 
 
-# Stage 8: the summary -- findings first (claims ledger, answers, practitioner's guide), then one
-# short section per study; the same findings as Markdown (reports/FINDINGS.md).
+# Stage 8: the summary -- pages 1-2 the answers (the studies' answer records) and the practitioner's guide,
+# then an appendix (verdicts, the answers in full, the studies, the ledger); the same findings as Markdown
+# (reports/FINDINGS.md) and every answer record as one table (results/answers.csv).
 rule summary:
     input:
         reports=expand("reports/{study}.pdf", study=STUDIES),
+        answers=expand("results/{study}/answers.json", study=STUDIES),
         claims="results/claims.csv",
         results=expand("results/{study}/results.csv", study=STUDIES),
     output:
@@ -70,6 +75,12 @@ rule summary:
             labels={"item": "summary: findings, guide, studies"},
         ),
         markdown="reports/FINDINGS.md",
+        answers=report(
+            "results/answers.csv",
+            caption="../report/answers.rst",
+            category="0. Findings",
+            labels={"item": "answers: every ranking"},
+        ),
     params:
         infos=lambda wildcards: canonical({s: study_report_params(SimpleNamespace(study=s)) for s in STUDIES}),
         title=config.get("report", {}).get("title", "nystrom-bench"),
@@ -97,6 +108,7 @@ rule track_reports:
         pdfs=expand("reports/{study}.pdf", study=STUDIES),
         figures=expand("results/{study}/figures", study=STUDIES),
         claims=expand("results/{study}/claims.csv", study=STUDIES),
+        answers=expand("results/{study}/answers.json", study=STUDIES),
         summary="reports/summary.pdf",
         findings="reports/FINDINGS.md",
         ledger="results/claims.csv",

@@ -1,4 +1,5 @@
-"""The summary PDF and reports/FINDINGS.md: findings first, then the studies (thin adapter)."""
+"""The summary PDF, reports/FINDINGS.md and results/answers.csv: the studies' answer records rendered,
+answers first, then the appendix (thin adapter)."""
 from nystrom_bench.jobs import job_log
 
 with job_log(snakemake.log[0]) as log:  # noqa: F821 - injected by Snakemake
@@ -6,7 +7,7 @@ with job_log(snakemake.log[0]) as log:  # noqa: F821 - injected by Snakemake
 
     sm = snakemake  # noqa: F821
     infos = dict(sm.params.infos)
-    found = findings.summary_pdf(sm.input.claims, dict(zip(infos, sm.input.results, strict=True)), infos,
-                                 sm.params.title, sm.output.pdf, findings_md=sm.output.markdown,
-                                 config_name=sm.params.config_name)
+    found = findings.summary_pdf(sm.input.claims, list(sm.input.answers), dict(zip(infos, sm.input.results, strict=True)),
+                                 infos, sm.params.title, sm.output.pdf, findings_md=sm.output.markdown,
+                                 config_name=sm.params.config_name, answers_csv=sm.output.answers)
     log.info("findings: %s", found["counts"])

@@ -36,6 +36,9 @@ def paper_table_ii():
 @register
 class IntegrationSection(Section):
     kind = "integration"
+    #: the roles of the study's coords for the findings' questions (:mod:`nystrom_bench.findings`): the
+    #: integration is the mode (GSA, LLA or NCR), the landmark ratio the budget
+    coord_roles = {"integration": "mode", "ratio": "budget"}
 
     def tested_rows(self, df):
         """The generic paired tests compare samplers within an integration: the exact rows have no ratio."""
