@@ -301,3 +301,15 @@ def test_rows_outside_assumptions_are_named_in_the_evidence():
     assert "Outside the method's assumptions: 16 of 48 rows of a (MCM off its grid; 1 of 3 data sets)" in row["evidence"]
     clean = claims.evaluate(_claim(rule="no_worse", metric="err", a="a", b="b"), df.assign(assumption=""), INFO)
     assert "assumptions" not in clean["evidence"]
+
+
+def test_a_declared_stand_in_answers_where_the_papers_data_set_is_absent():
+    df = _frame({"a": -0.05, "b": 0.0}, datasets=("digits", "wine"))
+    claim = _claim(rule="better", metric="err", a="a", b="b", datasets=["usps"])
+    assert claims.evaluate(claim, df, INFO)["verdict"] == "not testable"
+    row = claims.evaluate({**claim, "stand_ins": {"usps": "digits"}}, df, INFO)
+    assert row["verdict"] == "reproduced"
+    assert row["evidence"].startswith("Tested on the stand-in digits for the paper's usps")
+    with_usps = pd.concat([df, df[df["dataset"] == "digits"].assign(dataset="usps")])
+    assert not claims.evaluate({**claim, "stand_ins": {"usps": "digits"}}, with_usps, INFO)["evidence"].startswith(
+        "Tested on the stand-in")
