@@ -5,7 +5,10 @@ one family of :mod:`nystrom_bench.methods`.  The base class runs the loop of one
 variants -> seeds -> splits -> kernels -> methods -> coords -- with common random numbers; for
 every trial it builds the method's estimator, fits it (shared between trials with equal
 :meth:`~nystrom_bench.methods.Method.fit_key`), predicts, times both (in a forked child that
-also measures memory where ``isolated``), scores and builds the row.  No study overrides the loop.
+also measures memory where ``isolated``), scores and builds the row.  Before the first timed cell it
+runs :meth:`Study.warm_up` once per job (untimed, results thrown away): every method on a small slice
+of the first split, so that what a process pays once -- imports, numba's compiled loops, BLAS's
+start-up, first-call caches -- stays out of seed 0's timings.  No study overrides the loop.
 A kind declares only what is its own:
 
 - what it is: ``name``, ``title``, ``description``, ``tasks``, ``metrics``, ``primary_metric``,
@@ -34,9 +37,15 @@ Adding a study = one module here + a config block + its test.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import numbers
 import pkgutil
+import random
 import time
+import warnings
+
+import numpy as np
 
 from .. import data, kernels, methods, profiling, seeding
 
@@ -248,6 +257,104 @@ class Study:
         """What a row records besides the method's :meth:`~nystrom_bench.methods.Method.record`."""
         return {}
 
+    # -- the warm-up -----------------------------------------------------------------------------------
+    #: ``(fewest, most)`` training rows of the warm-up's slice: the fewest, or twice the largest landmark
+    #: count of the job's methods (:meth:`~nystrom_bench.methods.Method.landmark_counts`) up to the most
+    warm_up_rows = (64, 512)
+
+    def warm_up_split(self, split, params, solvers):
+        """The small copy of the job's first (prepared) split the warm-up runs on: the first rows of the
+        training part -- for classes, the first of each class in turn, so every class is there -- and of
+        the test part.  Copies: nothing a method does to them reaches the real split."""
+        fewest, most = self.warm_up_rows
+        counts = [int(m) for solver in solvers.values() for m in solver.landmark_counts(params)
+                  if isinstance(m, numbers.Integral)]
+        n = min(len(split.y_train), max(fewest, min(most, 2 * max(counts, default=0))))
+        idx = np.arange(len(split.y_train))
+        if split.info.get("task") != "regression":  # round robin over the classes, in row order
+            _, inverse = np.unique(split.y_train, return_inverse=True)
+            rank = np.empty(len(idx), dtype=int)
+            for c in np.unique(inverse):
+                rank[inverse == c] = np.arange(np.sum(inverse == c))
+            idx = np.argsort(rank, kind="stable")
+        idx = np.sort(idx[:n])
+        n_test = min(len(split.y_test), fewest)
+        return dataclasses.replace(split, X_train=split.X_train[idx].copy(), y_train=split.y_train[idx].copy(),
+                                   X_test=split.X_test[:n_test].copy(), y_test=split.y_test[:n_test].copy(),
+                                   info=dict(split.info))
+
+    def warm_up_coords(self, params, solver, info, n):
+        """The coords the warm-up runs ``solver`` at on ``n`` training rows: one per distinct combination of
+        the grid's non-numeric values (e.g. each criterion, each integration mode: each its own code path),
+        at the first numeric values; integer coords above ``n // 2`` (counts such as ``m``, ``n`` or
+        ``n_labels``) are lowered to it."""
+        cells = {}
+        for coords in self.coord_grid(params, solver, info):
+            key = tuple((k, v) for k, v in coords.items() if not isinstance(v, numbers.Number))
+            cells.setdefault(key, coords)
+        return [{k: min(v, n // 2) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v
+                 for k, v in coords.items()} for coords in cells.values()]
+
+    def warm_up(self, study, cfg, dataset, seed, split, params, solvers, extra=None):
+        """Run every kernel x method of the job once, untimed, before the first timed cell; return what
+        it did: ``{"rows", "cells", "failed": ["label: error", ...]}``.
+
+        What the first cell of a process pays once -- imports (lazy ones inside methods too), numba's
+        compiled loops (:mod:`nystrom_bench.fastexp`), BLAS's start-up, scipy's and scikit-learn's
+        first-call set-up -- otherwise lands in seed 0's timings.  Default: each method at
+        :meth:`warm_up_coords` on :meth:`warm_up_split`, with its own memo (nothing shared with the
+        real trials) and in this process also for an ``isolated`` study (its forked cells inherit what
+        was loaded here).  Random streams are fresh generators from the names
+        (:func:`nystrom_bench.seeding.rng`), so the real trials draw what they drew without it.  A cell
+        that fails on the small slice is listed in ``failed`` and skipped; a kind may override this
+        (e.g. ``return None`` where nothing is worth warming).
+        """
+        small = self.warm_up_split(split, params, solvers)
+        n = len(small.y_train)
+        y_fit, state = self.targets(small)
+        memo, cells, failed = {}, 0, []
+        for klabel, kspec in cfg["kernels"].items():
+            try:
+                kern = kernels.from_spec(kspec, small.X_train, where=f"kernels.{klabel}")
+            except Exception as exc:  # noqa: BLE001 - the warm-up never fails a job
+                failed.append(f"kernel {klabel}: {type(exc).__name__}: {exc}")
+                continue
+            for label, solver in solvers.items():
+                for coords in self.warm_up_coords(params, solver, small.info, n):
+                    trial = Trial(study, dataset, seed, small, y_fit, state, klabel, kern, label, solver,
+                                  {**(extra or {}), **coords}, params, memo)
+                    cells += 1
+                    try:
+                        self._evaluate(trial, None, isolated=False)
+                    except Exception as exc:  # noqa: BLE001 - the warm-up never fails a job
+                        failed.append(f"{label}: {type(exc).__name__}: {str(exc)[:160]}")
+        return {"rows": n, "cells": cells, "failed": failed}
+
+    def _warm_up(self, log, *args):
+        """:meth:`warm_up`, timed and logged in one line; it never fails the job and leaves numpy's and
+        Python's global random state as it found them.  Its warnings (about a slice, not the data) are not
+        shown but listed in that line: a warning a process gives once (e.g. numba's exp falling back,
+        :mod:`nystrom_bench.fastexp`) still reaches the job's log."""
+        t0 = time.perf_counter()
+        np_state, py_state = np.random.get_state(), random.getstate()  # noqa: NPY002 - kept as they were
+        try:
+            with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+                done = self.warm_up(*args)
+        except Exception as exc:  # noqa: BLE001 - the warm-up never fails a job
+            done = {"failed": [f"{type(exc).__name__}: {exc}"]}
+        finally:
+            np.random.set_state(np_state)  # noqa: NPY002
+            random.setstate(py_state)
+        if log and done is not None:
+            failed = list(dict.fromkeys(done.get("failed") or []))
+            shown = list(dict.fromkeys(f"{w.category.__name__}: {str(w.message)[:120]}" for w in caught))
+            more = f" (+{len(shown) - 3} more)" if len(shown) > 3 else ""
+            log.info("warm-up (untimed, results discarded): %s cells on %s training rows in %.3f s%s%s",
+                     done.get("cells", "?"), done.get("rows", "?"), time.perf_counter() - t0,
+                     f"; {len(failed)} failed on the slice: " + "; ".join(failed) if failed else "",
+                     "; its warnings: " + " | ".join(shown[:3]) + more if shown else "")
+        return done
+
     # -- the loop ------------------------------------------------------------------------------------
     def run(self, study, cfg, dataset, X, y, splits, log=None, source_n_train=None):
         """Run every variant x seed x kernel x method x coord of ``cfg`` on one data set; return result rows.
@@ -259,7 +366,7 @@ class Study:
         """
         params = self.resolve_params(cfg.get("params"))
         solvers = {label: self.method(label, block) for label, block in cfg["methods"].items()}
-        rows = []
+        rows, warm = [], True
         for overrides, extra in self.variants(cfg, params):
             for seed in map(int, cfg["seeds"]):
                 idx = (data.make_split(dataset, seed, len(X), y, source_n_train=source_n_train, overrides=overrides)
@@ -267,6 +374,9 @@ class Study:
                 split = self.prepare(data.apply_split(dataset, seed, X, y, idx, cfg.get("scaling", self.default_scaling)),
                                      params)
                 y_fit, state = self.targets(split)
+                if warm:  # once per job, before the first timed cell
+                    self._warm_up(log, study, cfg, dataset, seed, split, params, solvers, extra)
+                    warm = False
                 memo = {}
                 for klabel, kspec in cfg["kernels"].items():
                     kern = kernels.from_spec(kspec, split.X_train, where=f"kernels.{klabel}")
@@ -277,12 +387,12 @@ class Study:
                             rows += self._evaluate(trial, overrides)
         return rows
 
-    def _evaluate(self, trial, overrides):
+    def _evaluate(self, trial, overrides, isolated=None):
         solver = trial.solver
         trial.rng = seeding.rng(trial.seed, trial.study, trial.dataset, *self.rng_names(trial.method, trial.coords))
         X, y = self.fit_data(trial)
         extra = {}
-        if self.isolated:
+        if self.isolated if isolated is None else isolated:  # the warm-up: in this process
             pred, recorded, extra = self._isolated(trial, X, y)
             if pred is None:  # not measured: the row says why
                 return [self._row(trial, {"params": recorded, "metrics": dict.fromkeys(self.metrics, float("nan"))},
