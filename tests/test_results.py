@@ -17,7 +17,7 @@ def _row(m, seed=0, method="ny"):
 def test_rows_differing_only_in_a_coord_aggregate(tmp_path):
     a = results.frame("s", [_row(10), _row(20)], coords=("m",))
     b = results.frame("s", [_row(10, seed=1)], coords=("m",))
-    assert list(a.columns) == ["study", "dataset", "method", "kernel", "seed", "m", "mse", "params"]
+    assert list(a.columns) == ["study", "dataset", "method", "kernel", "seed", "m", "mse", "assumption", "params"]
     a.to_csv(tmp_path / "a.csv", index=False)
     b.to_csv(tmp_path / "b.csv", index=False)
     df = results.aggregate([tmp_path / "a.csv", tmp_path / "b.csv"], tmp_path / "all.csv", coords=("m",))

@@ -266,7 +266,8 @@ def test_without_coords_every_row_is_a_run(uri):
     assert len(ids) == 4
     back = tracking.results_from_mlflow("s", uri)
     assert sorted(back["test_mse"]) == sorted(r["metrics"]["test_mse"] for r in rows)
-    assert set(back.columns) == {*results.ID_COLS, "test_mse", "params"}
+    assert set(back.columns) == {*results.ID_COLS, "test_mse", "assumption", "params"}
+    assert (back["assumption"] == "").all()
 
 
 def test_coords_cannot_shadow_identity_or_metrics(uri):

@@ -541,6 +541,9 @@ def _grid_offsets(m):
 
 #: MCM warns when the data's relative misfit to its grid (assumption H4) exceeds this
 MCM_MISFIT_WARN = 0.3
+#: the labels of :meth:`MCMOperator.assumption`'s reasons (the text before their ``:``)
+ASSUMPTION_H4 = "MCM off its grid"
+ASSUMPTION_INDEFINITE = "indefinite operator"
 
 
 @register("mcm")
@@ -611,6 +614,33 @@ class MCMOperator(KernelOperator):
                           f"{MCM_MISFIT_WARN}; 0 on a grid in row-major order); U_m then approximates another "
                           "matrix than K, and criteria computed from it are not meaningful", UserWarning, stacklevel=3)
         return op
+
+    def assumption(self, shift=None):
+        """Why criteria computed from this U_m are outside MCM's assumptions, or ``""`` where they hold:
+        the reason a result row carries (:data:`nystrom_bench.results.ASSUMPTION`).
+
+        The precise test, two parts (``"; "``-joined when both fail):
+
+        - **H4** -- ``grid_misfit_ > MCM_MISFIT_WARN`` (the same test as ``build``'s warning): the
+          data are not the grid U_m is built on, so U_m approximates another matrix than K.
+          Reason ``"MCM off its grid: H4 misfit 0.68 > 0.3"``.
+        - **indefinite** (only with a ``shift``, the criteria's ``mu l``) -- ``min(eigenvalues of U_m)
+          + shift <= 0``: ``U_m + mu l I`` is not positive definite, so C_ree can be negative and
+          C_ipe's terms ``lambda / (lambda + mu l)`` blow up near ``lambda = -mu l`` (the condition
+          :func:`nystrom_bench.criteria.c_ree` warns on).  Not ``min < 0``: a circulant U_m has
+          negative eigenvalues even on its exact grid (8-11% of the largest on a 10 x 10 grid for a
+          wide kernel), harmless while ``U_m + mu l I`` stays positive definite.  Reason
+          ``"indefinite operator: min eigenvalue -34 <= -mu l = -0.5"``.
+        """
+        reasons = []
+        misfit = getattr(self, "grid_misfit_", 0.0)
+        if misfit > MCM_MISFIT_WARN:
+            reasons.append(f"{ASSUMPTION_H4}: H4 misfit {misfit:.2f} > {MCM_MISFIT_WARN}")
+        if shift is not None:
+            lowest = float(self.v.min())
+            if lowest + float(shift) <= 0:
+                reasons.append(f"{ASSUMPTION_INDEFINITE}: min eigenvalue {lowest:.2g} <= -mu l = {-float(shift):.2g}")
+        return "; ".join(reasons)
 
     @staticmethod
     def fit_spacing(X, grid, max_pairs=20000, seed=0):

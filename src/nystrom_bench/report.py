@@ -33,11 +33,62 @@ import pandas as pd
 
 from . import provenance
 from .atomic import atomic_dir, replace_into
-from .results import format_coord
+from .results import assumption_summary, format_coord, outside_assumptions
 
 __all__ = ["metric_figure", "coord_figure", "cd_figure", "study_figures", "study_pdf", "PDF",
            "mean_sd_table", "wtl_matrix", "claims_table", "varying_coords", "fmt_num",
-           "fmt_mean_sd", "fmt_p", "pyplot", "panels"]
+           "fmt_mean_sd", "fmt_p", "pyplot", "panels", "OUTSIDE", "mark_outside", "outside_label",
+           "assumption_note"]
+
+#: what marks a method's results outside its assumptions in tables and legends (the PDF's core fonts
+#: have no dagger): ``"mcm (outside assumptions)"``
+OUTSIDE = "(outside assumptions)"
+
+
+def outside_label(method, row=None):
+    """``"mcm (outside assumptions)"``, with the data sets counted where ``row`` (a row of
+    :func:`nystrom_bench.results.assumption_summary`) is given: ``"mcm (outside assumptions: 8 of 10
+    data sets)"``."""
+    if row is None:
+        return f"{method} {OUTSIDE}"
+    return f"{method} {OUTSIDE[:-1]}: {int(row['datasets_out'])} of {int(row['datasets'])} data sets)"
+
+
+def mark_outside(df, col="method"):
+    """``df`` with ``col`` of each row outside its method's assumptions marked (:func:`outside_label`),
+    so that every grouping by method keeps those rows apart from the method's others (a copy where
+    anything is marked, else ``df`` itself)."""
+    out = outside_assumptions(df)
+    if not out.any():
+        return df
+    df = df.copy()
+    df[col] = df[col].astype(object)
+    df.loc[out, col] = [outside_label(m) for m in df.loc[out, col]]
+    return df
+
+
+def assumption_note(df, what="results", mark=OUTSIDE):
+    """One sentence on the rows of ``df`` outside their method's assumptions -- per method how many, on how
+    many data sets and why -- or ``""`` where there are none; ``mark``: how the table at hand marks them."""
+    summary = assumption_summary(df)
+    if not len(summary):
+        return ""
+    parts = [f"{r['method']} {r['rows_out']} of {r['rows']} {what} on {r['datasets_out']} of {r['datasets']} data "
+             f"sets ({r['reasons']})" for _, r in summary.iterrows()]
+    return (f"Outside the method's assumptions, shown apart{f' (marked {mark!r})' if mark else ''} and never averaged "
+            f"in, tested or ranked with its other {what}: " + "; ".join(parts) + ".")
+
+
+def _ordered_marked(df, order=None):
+    """``df``'s methods in the config's ``order`` (then as they appear), each followed by its marked twin
+    (:func:`outside_label`) where :func:`mark_outside` made one."""
+    def base(m):
+        return str(m)[: -len(OUTSIDE) - 1] if str(m).endswith(OUTSIDE) else m
+
+    present = list(dict.fromkeys(df["method"]))
+    names = list(dict.fromkeys(base(m) for m in present))
+    names = [m for m in (order or []) if m in names] + [m for m in names if m not in (order or [])]
+    return [x for n in names for x in (n, outside_label(n)) if x in present]
 
 
 def varying_coords(df, coords):
@@ -73,11 +124,13 @@ def metric_figure(df, info, metric, out_png):
 
     plt = pyplot()
     label, _lower = info["metrics"][metric]
-    df = df[df[metric].notna()]
+    df = df[df[metric].notna()].reset_index(drop=True)
+    out = outside_assumptions(df)
+    df = mark_outside(df)  # results outside their method's assumptions: a box of their own
     datasets = sorted(df["dataset"].unique())
     sns.set_theme(style="whitegrid", context="paper")
     fig, axes = panels(plt, len(datasets))
-    order = _method_order(df, info.get("methods"))
+    order = _ordered_marked(df, info.get("methods"))
     kernels_ = sorted(df["kernel"].unique())
     for ax, ds in zip(axes.flat, datasets, strict=False):
         sub = df[df["dataset"] == ds]
@@ -92,6 +145,7 @@ def metric_figure(df, info, metric, out_png):
         ax.tick_params(axis="x", rotation=30)
         if "time" in metric and sub[metric].min() > 0 and sub[metric].max() / sub[metric].min() > 20:
             ax.set_yscale("log")
+        _limit_to_within(ax, sub[metric], out.loc[sub.index])
     fig.suptitle(label, fontsize=10)
     fig.tight_layout()
     replace_into(out_png, lambda tmp: fig.savefig(tmp, dpi=150, format="png"))
@@ -105,15 +159,22 @@ def coord_figure(df, info, metric, coord, out_png, paper_curve=None, title=None,
     may return the paper's points, drawn dashed in the line's colour.  ``logx``/``logy``: log
     axes (None: log where the values span more than a factor 20, y only for times).
     ``robust_ylim``: each panel's y range from the 2-98% quantiles of its values, so that a few
-    wild values (a method far off on some widths) do not flatten every other line."""
+    wild values (a method far off on some widths) do not flatten every other line.
+
+    Results outside their method's assumptions (:func:`nystrom_bench.results.outside_assumptions`) are a
+    line of their own, dashed, labelled ``"<method> (outside assumptions)"``; where a panel has other
+    lines too, its y range is theirs, so the flagged line cannot flatten them (it runs off the panel
+    where it is far off)."""
     plt = pyplot()
     label, _lower = info["metrics"][metric]
-    df = df[df[metric].notna() & df[coord].notna()]
+    df = df[df[metric].notna() & df[coord].notna()].reset_index(drop=True)
+    out = outside_assumptions(df)
+    df = mark_outside(df)
     datasets = sorted(df["dataset"].unique())
     others = [c for c in varying_coords(df, info.get("coords", ())) if c != coord]
     fig, axes = panels(plt, len(datasets), 3.3, 2.9)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    order = {m: i for i, m in enumerate(_method_order(df, info.get("methods")))}
+    order = {m: i for i, m in enumerate(_ordered_marked(df, info.get("methods")))}
     many_kernels = df["kernel"].nunique() > 1
     for ax, ds in zip(axes.flat, datasets, strict=False):
         sub = df[df["dataset"] == ds]
@@ -125,9 +186,12 @@ def coord_figure(df, info, metric, coord, out_png, paper_curve=None, title=None,
                             + [f"{c}={format_coord(v)}" for c, v in zip(others, key[2:], strict=True)])
             agg = g.groupby(coord)[metric].agg(["mean", "std"]).reset_index().sort_values(coord)
             c = colors[i % len(colors)]
-            ax.plot(agg[coord], agg["mean"], marker="o", ms=3, lw=1.2, color=c, label=name)
+            flagged = str(method).endswith(OUTSIDE)
+            ax.plot(agg[coord], agg["mean"], marker="x" if flagged else "o", ms=3, lw=0.9 if flagged else 1.2,
+                    ls="--" if flagged else "-", color=c, label=name)
             sd = agg["std"].fillna(0.0)
-            ax.fill_between(agg[coord], agg["mean"] - sd, agg["mean"] + sd, color=c, alpha=0.15, lw=0)
+            ax.fill_between(agg[coord], agg["mean"] - sd, agg["mean"] + sd, color=c, alpha=0.06 if flagged else 0.15,
+                            lw=0)
             ref = paper_curve(ds, method, kernel, metric, coord) if paper_curve else None
             if ref:
                 ax.plot(*zip(*ref, strict=True), ls="--", lw=1, color=c, label=f"{name} (paper)")
@@ -137,20 +201,42 @@ def coord_figure(df, info, metric, coord, out_png, paper_curve=None, title=None,
         if logy or (logy is None and "time" in metric and sub[metric].min() > 0
                     and sub[metric].max() / sub[metric].min() > 20):
             ax.set_yscale("log")
-        if robust_ylim and len(sub):
-            lo, hi = sub[metric].quantile([0.02, 0.98])
+        within = sub[~out.loc[sub.index]] if out.loc[sub.index].any() and not out.loc[sub.index].all() else sub
+        if robust_ylim and len(within):
+            lo, hi = within[metric].quantile([0.02, 0.98])
             pad = 0.1 * (hi - lo) or 0.1 * abs(hi) or 1.0
             ax.set_ylim(lo - pad, hi + pad)
+        elif within is not sub:
+            _limit_to_within(ax, sub[metric], out.loc[sub.index])
         ax.set_title(ds, fontsize=9)
         ax.set_xlabel(coord)
         ax.set_ylabel(label, fontsize=7)
         ax.grid(alpha=0.3)
     if len(datasets):
         axes.flat[0].legend(fontsize=6)
-    fig.suptitle(title or f"{label} against {coord}", fontsize=10)
+    fig.suptitle((title or f"{label} against {coord}")
+                 + ("\n(dashed: outside the method's assumptions, y range set by the other lines)" if out.any() else ""),
+                 fontsize=10)
     fig.tight_layout()
     replace_into(out_png, lambda tmp: fig.savefig(tmp, dpi=150, format="png"))
     plt.close(fig)
+
+
+def _limit_to_within(ax, values, outside):
+    """Set a panel's y range to the values within their method's assumptions (``outside``: the flags of
+    ``values``) where it holds both kinds, so a flagged line or box far off cannot flatten the others."""
+    within = values[~outside].to_numpy(dtype=float)
+    within = within[np.isfinite(within)]
+    if not outside.any() or outside.all() or not len(within):
+        return
+    lo, hi = float(within.min()), float(within.max())
+    if ax.get_yscale() == "log":
+        pos = within[within > 0]
+        if len(pos):
+            ax.set_ylim(float(pos.min()) / 2, hi * 2)
+        return
+    pad = 0.1 * (hi - lo) or 0.1 * abs(hi) or 1.0
+    ax.set_ylim(lo - pad, hi + pad)
 
 
 def cd_figure(mean_ranks, pvalues, out_png, title=None, cd=None, alpha=0.05):
@@ -213,6 +299,8 @@ def study_figures(results_csv, info, out_dir, figure_coords=None, paper_curve=No
 
     df = pd.read_csv(results_csv)
     cd_table = _read_optional(cd_csv) if cd_csv else pd.DataFrame()
+    apart = (" Dashed (and boxes marked '" + OUTSIDE + "'): results outside their method's assumptions, drawn "
+             "apart; the y range is set by the others." if outside_assumptions(df).any() else "")
     listing = []
     with atomic_dir(out_dir) as tmp:
         for metric in info.get("tested_metrics") or list(info["metrics"]):
@@ -238,12 +326,12 @@ def study_figures(results_csv, info, out_dir, figure_coords=None, paper_curve=No
                     f"{label} against {coord} ({better} is better): one panel per data set, one line per method, "
                     f"mean over seeds (line) and +- sd (band). The best method's line runs {better}; "
                     "where bands overlap, the seeds do not separate the methods"
-                    + ("; dashed: the paper's numbers where known." if paper_curve else "."))})
+                    + ("; dashed: the paper's numbers where known." if paper_curve else ".") + apart)})
             if not varying:
                 metric_figure(rows, info, metric, Path(tmp) / f"{metric}.png")
                 listing.append({"file": f"{metric}.png", "kind": "figure", "metric": metric, "caption": (
                     f"{label} ({better} is better): one panel per data set, one box per method, dots are seeds. "
-                    f"Look for boxes that sit {better} than the others without overlapping them.")})
+                    f"Look for boxes that sit {better} than the others without overlapping them." + apart)})
         for fig in (extra_figures(df, info, tmp) if extra_figures else []):
             listing.append({"kind": "figure", **fig})
         (Path(tmp) / "figures.json").write_text(json.dumps(listing, indent=1))
@@ -294,12 +382,19 @@ def fmt_mean_sd(mean, sd):
 
 def mean_sd_table(df, metric, fmt=None, order=None, coords=()):
     """Rows = dataset (x kernel) (x each coord that varies), columns = method (in ``order`` if
-    given), cells = 'mean +- sd' over seeds."""
+    given), cells = 'mean +- sd' over seeds.
+
+    Results outside their method's assumptions (:func:`nystrom_bench.results.outside_assumptions`) are
+    never averaged in: they get a column of their own, ``"<method> (outside assumptions)"``, right after
+    the method's (which is left out where none of its results is within them), and
+    ``table.attrs["footnote"]`` says how many and why (:func:`assumption_note`; ``""`` if none)."""
     df = df[df[metric].notna()]
+    note = assumption_note(df)
+    df = mark_outside(df)
     rows_key = ["dataset"] if df["kernel"].nunique() == 1 else ["dataset", "kernel"]
     rows_key += varying_coords(df, coords)
     g = df.groupby(rows_key + ["method"])[metric].agg(["mean", "std", "count"]).reset_index()
-    methods = _method_order(df, order)
+    methods = _ordered_marked(df, order)
     table = []
     for key, sub in g.groupby(rows_key, sort=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -313,7 +408,9 @@ def mean_sd_table(df, metric, fmt=None, order=None, coords=()):
             else:
                 row[m] = "n/a"
         table.append(row)
-    return pd.DataFrame(table)
+    out = pd.DataFrame(table)
+    out.attrs["footnote"] = note
+    return out
 
 
 def fmt_p(p):
@@ -769,6 +866,9 @@ def _setup_lines(df, info):
         + f"; paired tests pair results on ({blocks}"
         + (", and the grid point)." if grid else ")."),
     ]
+    note = assumption_note(df, mark=None)
+    if note:
+        lines.append(note)
     return lines
 
 
@@ -857,11 +957,16 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
     n += 1
     doc.para("Each cell: mean +- standard deviation over the seeds, the mean rounded to the sd's second digit.",
              size=8)
+    said = set()
     for metric, (label, lower) in info["metrics"].items():
         if metric not in df or df[metric].isna().all():
             continue
         doc.para(f"{label} ({'lower' if lower else 'higher'} is better)", style="B")
-        doc.table(mean_sd_table(df, metric, order=info.get("methods"), coords=_table_coords(info)))
+        table = mean_sd_table(df, metric, order=info.get("methods"), coords=_table_coords(info))
+        doc.table(table)
+        if table.attrs.get("footnote") and table.attrs["footnote"] not in said:  # once, under the first table
+            said.add(table.attrs["footnote"])
+            doc.para(table.attrs["footnote"], size=7.5)
 
     # -- who wins
     tested = [m for m in info.get("tested_metrics") or list(info["metrics"])

@@ -29,7 +29,13 @@ Layout
     history's own column shows its last point, the largest coord);
   * params that change along the curve (e.g. ``gamma`` with ``log2_gamma``, GNKR's selected
     ``best_lambda`` per m) are histories ``<prefix>param.<name>`` when numeric; other such params
-    (lists per point) are only in the job's result table (tag ``nystrom_bench.dropped_params``).
+    (lists per point) are only in the job's result table (tag ``nystrom_bench.dropped_params``);
+  * results outside their method's assumptions (a non-empty ``assumption`` column,
+    :func:`nystrom_bench.results.outside_assumptions`) log their metrics under
+    ``<key>_outside_assumptions`` (e.g. ``criterion:c_ipe/relative_gap_outside_assumptions``), a chart
+    of its own, so that MCM's gaps of 1e4 off its grid do not flatten every other curve of
+    ``relative_gap``; the run is tagged ``assumption`` (the reason, or how many of its results and why)
+    and ``nystrom_bench.assumptions`` keeps each point's reason for :func:`results_from_mlflow`.
 
 - **Report runs** (``nystrom_bench.level = report``, name ``<study> · report``), one per study, logged
   by the workflow's last step (:func:`log_report`): the study's PDF, figures and claims as artifacts,
@@ -108,11 +114,11 @@ import time
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
-from .results import ID_COLS, format_coord
+from .results import ASSUMPTION, ID_COLS, assumption_label, format_coord
 
 __all__ = ["resolve_tracking_uri", "log_job", "run_key", "run_name", "format_coord", "active_runs", "prune",
            "results_from_mlflow", "rows_from_frame", "ui_link", "file_digest", "describe", "LEVEL_TAG", "log_report",
-           "FINDINGS_EXPERIMENT",
+           "FINDINGS_EXPERIMENT", "OUTSIDE_SUFFIX", "ASSUMPTION_TAG",
            "CURVE_COORDS"]
 
 DEFAULT_URI = "sqlite:///mlflow.db"
@@ -129,6 +135,9 @@ _VARYING_TAG, _DROPPED_TAG, _NONFINITE_TAG = ("nystrom_bench.varying_params", "n
 _DIGEST_TAG, _LAYOUT_TAG = "nystrom_bench.result_digest", "nystrom_bench.layout"
 _REPORT_DIGEST_TAG = "nystrom_bench.report_digest"
 _PARAM_LEAF, _MEAN = "param.", "mean/"
+#: the metric-key suffix of results outside their method's assumptions; the run's tags
+OUTSIDE_SUFFIX = "_outside_assumptions"
+ASSUMPTION_TAG, _ASSUMPTIONS_TAG = ASSUMPTION, "nystrom_bench.assumptions"
 _MAX_PARAM = 6000
 _MAX_NOTE = 8000  # MLflow's longest run tag value (a run's description is one)
 #: the experiment of the benchmark's findings (the summary PDF, FINDINGS.md, the claims ledger)
@@ -665,7 +674,7 @@ def _plan(study, results, coords):
         for name, text in common.items():
             params[_PARAM_LEAF + name if name in params else name] = text
 
-        metrics, nonfinite, seen, curve_points = [], {}, set(), {}
+        metrics, nonfinite, seen, curve_points, outside = [], {}, set(), {}, {}
         for res, f in zip(rows, flat, strict=True):
             rc = res.get("coords") or {}
             step = grids[curve][float(rc[curve])] if curve else 0
@@ -677,7 +686,11 @@ def _plan(study, results, coords):
                 log.warning("%s: two results at %s step %d (the same identity and coords); both logged",
                             run_key(study, dataset, method, kernel, seed), prefix or "(no prefix)", step)
             seen.add((prefix, step))
-            values = dict(res.get("metrics", {}))
+            reason = str(res.get(ASSUMPTION) or "").strip()
+            suffix = OUTSIDE_SUFFIX if reason else ""
+            if reason:
+                outside[f"{prefix}@{step}"] = reason
+            values = {k + suffix: v for k, v in res.get("metrics", {}).items()}
             values.update({_PARAM_LEAF + n: f[n] for n in numeric if f.get(n) is not None})
             for k, v in values.items():
                 if v is None:
@@ -704,9 +717,25 @@ def _plan(study, results, coords):
             tags[_DROPPED_TAG] = json.dumps(dropped)
         if nonfinite:
             tags[_NONFINITE_TAG] = json.dumps(nonfinite)
+        if outside:
+            text = json.dumps(outside)
+            if len(text) > _MAX_NOTE:  # MLflow's longest tag value: the reasons' labels, without their numbers
+                text = json.dumps({k: assumption_label(v) for k, v in outside.items()})
+            tags[_ASSUMPTIONS_TAG] = text
+            tags[ASSUMPTION_TAG] = _assumption_tag(list(outside.values()), len(rows))
         plans.append({"key": tags["run_key"], "name": run_name(dataset, method, kernel, seed), "dataset": dataset,
                       "params": params, "metrics": metrics, "tags": tags, "curve": curve})
     return plans
+
+
+def _assumption_tag(reasons, n_rows):
+    """The run's ``assumption`` tag: its one reason where every result has it, else how many results are
+    outside their assumptions and why (the reasons' labels)."""
+    distinct = list(dict.fromkeys(reasons))
+    if len(distinct) == 1 and len(reasons) == n_rows:
+        return distinct[0][:_MAX_PARAM]
+    labels = dict.fromkeys(lab for r in distinct for lab in assumption_label(r).split("; "))
+    return f"{len(reasons)} of {n_rows} results: {'; '.join(labels)}"[:_MAX_PARAM]
 
 
 def describe(plans_or_curves, metrics=None):
@@ -725,6 +754,9 @@ def describe(plans_or_curves, metrics=None):
     if keyed:
         lines.append(f"Metric keys start with the other coords ({', '.join(keyed)}), e.g. 'criterion:c_ree/...'; "
                      "the Chart view groups them into sections by that prefix.")
+    if any(ASSUMPTION_TAG in p.get("tags", {}) for p in plans_or_curves):
+        lines.append(f"Results outside their method's assumptions (tag '{ASSUMPTION_TAG}' says why) log their metrics "
+                     f"as '<metric>{OUTSIDE_SUFFIX}', a chart of their own: they do not flatten the other curves.")
     if metrics:
         lines.append("Metrics: " + "; ".join(f"{k} = {label} ({'lower' if low else 'higher'} is better)"
                                              for k, (label, low) in metrics.items()) + ".")
@@ -913,7 +945,7 @@ def log_report(study, artifacts, tracking_uri=None, note=None, tags=None, descri
 def rows_from_frame(df, coords=()):
     """Result rows (dicts, as :func:`log_job` takes them) from a tidy result table."""
     rows = []
-    metric_cols = [c for c in df.columns if c not in (*ID_COLS, *coords, "params")]
+    metric_cols = [c for c in df.columns if c not in (*ID_COLS, *coords, ASSUMPTION, "params")]
     for rec in df.to_dict("records"):
         rc = {c: rec[c] for c in coords if c in rec and not _missing(rec[c])}
         rc = {c: (int(v) if _is_number(v) and float(v).is_integer() and not isinstance(v, int) else v)
@@ -923,6 +955,9 @@ def rows_from_frame(df, coords=()):
                      "seed": int(seed) if _is_number(seed) else seed, "coords": rc,
                      "params": json.loads(rec["params"]) if isinstance(rec.get("params"), str) else {},
                      "metrics": {m: rec[m] for m in metric_cols if not _missing(rec[m])}})
+        flag = rec.get(ASSUMPTION)
+        if not _missing(flag) and str(flag).strip():
+            rows[-1][ASSUMPTION] = str(flag).strip()
     return rows
 
 
@@ -1006,6 +1041,8 @@ def results_from_mlflow(study, tracking_uri=None):
     sorted by identity and coords as there), with ``params`` as JSON: the run's params plus the numeric
     params that vary along a curve.  Params that vary along a curve and are no numbers (tag
     ``nystrom_bench.dropped_params``) are only in the job's result table, the artifact of its job run.
+    The ``assumption`` column comes back from the runs' ``nystrom_bench.assumptions`` tags (``""`` where
+    the assumptions held), the metrics of such results from their ``..._outside_assumptions`` keys.
     Works on a local store and against a tracking server; an empty DataFrame if the study has no runs
     (or the SQLite store does not exist: it is not created).
     """
@@ -1036,6 +1073,7 @@ def results_from_mlflow(study, tracking_uri=None):
                 hist.setdefault(key, []).append((float(text), int(step)))
             curve_at = {s: v for v, s in hist.pop(curve, [])} if curve else {}
             varying = json.loads(t.get(_VARYING_TAG, "{}"))
+            outside = json.loads(t.get(_ASSUMPTIONS_TAG, "{}"))
             base = {"study": study, "dataset": p["dataset"], "method": p["method"], "kernel": p["kernel"],
                     "seed": _coord_value(p["seed"])}
             common = {}
@@ -1053,7 +1091,7 @@ def results_from_mlflow(study, tracking_uri=None):
                         name = leaf[len(_PARAM_LEAF):]
                         row["params"][name] = int(value) if varying.get(name) == "int" else value
                     else:
-                        row["metrics"][leaf] = value
+                        row["metrics"][leaf.removesuffix(OUTSIDE_SUFFIX)] = value
             for (prefix, step), row in rows.items():
                 rec = dict(base)
                 if curve:
@@ -1063,6 +1101,7 @@ def results_from_mlflow(study, tracking_uri=None):
                     name, _, text = part.partition(":")
                     rec[name] = _coord_value(text)
                 rec.update(row["metrics"])
+                rec[ASSUMPTION] = outside.get("".join(p + "/" for p in prefix) + f"@{step}", "")
                 rec["params"] = json.dumps(_unflatten({**common, **row["params"]}), sort_keys=True, default=str)
                 records.append(rec)
     if not records:
@@ -1071,8 +1110,8 @@ def results_from_mlflow(study, tracking_uri=None):
     for c in coords:
         if c not in df:
             df[c] = float("nan")
-    metric_cols = [c for c in df.columns if c not in (*ID_COLS, *coords, "params")]
-    df = df[[*ID_COLS, *coords, *metric_cols, "params"]]
+    metric_cols = [c for c in df.columns if c not in (*ID_COLS, *coords, ASSUMPTION, "params")]
+    df = df[[*ID_COLS, *coords, *metric_cols, ASSUMPTION, "params"]]
     return df.sort_values([*ID_COLS, *coords], na_position="first").reset_index(drop=True)
 
 

@@ -13,15 +13,21 @@ One trial's estimator computes every criterion of the study at the trial's width
 (data set, seed) through ``trial.shared(("exact", gamma))``, which the ``exact`` method itself
 reuses.  :meth:`Criterion.fit_key` is the width, so the criteria (a coord) of one (method,
 width) come from one K~ and share its landmarks.
+
+:meth:`Criterion.assumption` says why a K~ is outside its approximation's assumptions (``""``
+where they hold; only MCM has any): the row records it as the param ``assumption``, which the
+result file keeps in its own column (:data:`nystrom_bench.results.ASSUMPTION`) so that reports,
+tests and MLflow show such rows apart instead of averaging them in.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
-from .. import papers, selection
+from .. import approx, kernels, papers, selection
 from . import Method, check_sampler, family, register
 
 family("criterion", key="approximation", default="nystrom")
@@ -76,6 +82,12 @@ class Criterion(Method):
     def record(self, est, trial):
         return dict(est.record_)
 
+    def assumption(self, X, gammas, mu, opts):
+        """Why this method's K~ of the training points ``X`` at the widths ``gammas`` is outside its
+        assumptions (``mu``: the criteria's regularisation; ``opts``: :meth:`build`'s), or ``""``
+        where they hold -- every approximation but MCM's."""
+        return ""
+
 
 class _Values:
     """fit(X, y): the trial's criteria on this method's K~ (``values_``) and on K (``exact_``)."""
@@ -90,6 +102,9 @@ class _Values:
         self.exact_ = exact_values(self.trial, X, y, gamma, common)
         self.values_ = self.method.values(self.trial, X, y, gamma, common, opts)
         self.record_ = {"gamma": gamma, "approximation": self.method.name, **opts, **common}
+        reason = self.method.assumption(X, [gamma], common["mu"], opts)
+        if reason:
+            self.record_["assumption"] = reason
         return self
 
 
@@ -168,3 +183,27 @@ class MCM(Criterion):
             raise ValueError(f"mcm: grid {list(grid)} has {math.prod(grid)} cells but the training part has {n} "
                              "points; use grid: data or grid: levels")
         return {"grid": [int(g) for g in grid]}
+
+    def assumption(self, X, gammas, mu, opts):
+        """MCM's assumptions at the widths ``gammas`` (:meth:`nystrom_bench.approx.MCMOperator.assumption`,
+        with the criteria's shift ``mu l``): H4 -- the grid misfit above ``MCM_MISFIT_WARN`` (the same
+        for every width) -- and ``U_m + mu l I`` positive definite at every width.  With several widths
+        (a selection's grid) the reason counts the widths where ``U_m + mu l I`` is indefinite and names
+        the lowest eigenvalue; it is one U_m per width, the one the criteria used (MCM is
+        deterministic), rebuilt here at O(l log l) each."""
+        h4, bad, lowest = "", 0, math.inf
+        shift = float(mu) * len(X)
+        for gamma in gammas:
+            with warnings.catch_warnings():  # the criteria's own build warned already
+                warnings.simplefilter("ignore")
+                op = approx.build("mcm", X, kernels.make("gaussian", gamma=float(gamma)), levels=opts.get("levels", 3),
+                                  grid=opts.get("grid"))
+            h4 = op.assumption() or h4
+            if op.assumption(shift) != op.assumption():
+                bad += 1
+                lowest = min(lowest, float(op.v.min()))
+        reasons = [h4] if h4 else []
+        if bad:
+            where = f"at {bad} of {len(gammas)} widths, " if len(gammas) > 1 else ""
+            reasons.append(f"{approx.ASSUMPTION_INDEFINITE}: {where}min eigenvalue {lowest:.2g} <= -mu l = {-shift:.2g}")
+        return "; ".join(reasons)

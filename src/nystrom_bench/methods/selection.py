@@ -7,6 +7,10 @@ defaults filled in as there) -- or ``cv``: ``folds``-fold cross-validation of th
 error (:func:`nystrom_bench.selection.cv_path`; the same for both criteria, computed once per
 (data set, seed) and ``folds``).
 
+A selection made on an approximation outside its assumptions at any width of the grid (MCM off its
+grid, or ``U_m + mu l I`` indefinite: :meth:`~nystrom_bench.methods.criteria.Criterion.assumption`)
+records why as the param ``assumption``: the result row is flagged, shown apart and never averaged in.
+
 The estimator then fits the exact learner at the chosen width on the training part: KRR with
 ``alpha = mu l`` on the standardised targets (regression) or the exact
 :class:`~nystrom_bench.learners.LSSVM` with ``mu`` on the labels (classification) -- one fit per
@@ -35,7 +39,8 @@ class _Selects:
         common = settings(p, y)
         res = selection.criterion_path(X, y, grid, self.name, trial.coords["criterion"], mu=p["mu"],
                                        noise_sd=common["noise_sd"], spectrum=p["spectrum"], seed=trial.rng, **opts)
-        return res, {"approximation": self.name, **opts}
+        reason = self.assumption(X, grid, p["mu"], opts)  # over the whole path: any width can win the arg-min
+        return res, {"approximation": self.name, **opts, **({"assumption": reason} if reason else {})}
 
     def estimator(self, trial):
         return _Selected(self, trial)

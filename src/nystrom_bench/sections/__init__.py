@@ -8,7 +8,9 @@ named after the kind.  The workflow scripts look the section up by the kind's na
 
 A section may override:
 
-- :meth:`Section.tested_rows`: the result rows the generic paired and Friedman tests use;
+- :meth:`Section.tested_rows`: the result rows the generic paired and Friedman tests use (rows
+  outside their method's assumptions, :func:`nystrom_bench.results.within_assumptions`, are left
+  out before any override sees them, so no paired test, Friedman test or CD diagram ranks them);
 - :meth:`Section.tables`: extra ``(title, DataFrame, note)`` tables for the study's PDF;
 - :meth:`Section.figures`: figures of its own (after the generic ones);
 - :meth:`Section.paper_curve`: the paper's numbers drawn dashed beside ours in the generic
@@ -17,8 +19,11 @@ A section may override:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
+
+from ..results import within_assumptions
 
 __all__ = ["Section", "register", "get"]
 
@@ -43,10 +48,25 @@ class Section:
 
     kind = None
 
+    def __init_subclass__(cls, **kw):
+        """A subclass's own :meth:`tested_rows` gets the rows within their assumptions only, as the base's."""
+        super().__init_subclass__(**kw)
+        own = cls.__dict__.get("tested_rows")
+        if own is not None and not getattr(own, "_within_assumptions", False):
+            @functools.wraps(own)
+            def tested_rows(self, df):
+                return own(self, within_assumptions(df)[0])
+
+            tested_rows._within_assumptions = True
+            cls.tested_rows = tested_rows
+
     def tested_rows(self, df):
-        """The result rows the generic paired and Friedman tests use (default: all of them); a section
-        drops rows that have no counterpart in any block (e.g. an exact machine outside the grid)."""
-        return df
+        """The result rows the generic paired and Friedman tests use: every row measured within its
+        method's assumptions (:func:`nystrom_bench.results.within_assumptions`; the others are shown
+        apart in the report, never ranked).  A section may drop more rows -- those with no counterpart
+        in any block (e.g. an exact machine outside the grid) -- by overriding this; its override
+        receives the rows within their assumptions already."""
+        return within_assumptions(df)[0]
 
     def tables(self, df, block):
         """Extra ``(title, DataFrame, note)`` tables for the study's PDF (``block``: its config block)."""
