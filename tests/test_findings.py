@@ -1,7 +1,6 @@
 """Findings: answers found by role, one computation per answer (records rendered by every reader), the
 landmark budget rule, the guide, Markdown and the README snapshot, on synthetic results and both configs."""
 
-import copy
 import json
 from pathlib import Path
 
@@ -59,6 +58,20 @@ def test_rank_record_ranks_as_the_critical_difference_diagram():
     assert {c["name"]: c["mean_rank"] for c in r["contenders"]} == pytest.approx(cd["mean_ranks"].to_dict())
     assert r["friedman"]["p"] == pytest.approx(cd["friedman_p"]) and r["n_groups"] == 5
     assert "x" not in [c["name"] for c in r["contenders"]]
+
+
+def test_a_metric_zero_everywhere_for_a_contender_makes_it_the_yardstick():
+    """The exact criterion's gap to itself is 0 in every row: it is the metric's yardstick, not ranked (else it
+    would win every 'Exact or Nystrom?' ranking on a gap)."""
+    rng = np.random.default_rng(4)
+    rows = [{"dataset": f"d{d}", "kernel": "g", "seed": s, "method": m,
+             "gap": 0.0 if m == "orig" else 0.1 + 0.05 * (m == "ny") + 0.01 * rng.random()}
+            for d in range(4) for s in range(3) for m in ("orig", "opt", "ny")]
+    info = _info("c", {"orig": {"approximation": "exact"}, "opt": {"approximation": "optimal"},
+                       "ny": {"approximation": "nystrom", "sampler": "uniform"}}, {"gap": ["Relative gap", True]})
+    recs = findings.study_answers(pd.DataFrame(rows), info)
+    assert {r["question"] for r in recs} == {"approximation"}  # no 'exact' ranking: only the yardstick is exact
+    assert [c["name"] for c in recs[0]["contenders"]] == ["opt", "ny"]
 
 
 @pytest.mark.parametrize("speedup,winner", [(0.3, "fast"), (0.05, None)])
@@ -234,7 +247,7 @@ def test_every_question_has_an_answer_in_markdown(tmp_path):
     md = findings.markdown(found, ledger, "run of today")
     assert findings.empty_answers(md) == []
     consistency = md.split(f"**{Q['consistency']['question']}**", 1)[1].split("**", 1)[0]
-    assert "2 claim(s) answer it: 2 reproduced" in consistency
+    assert "2 claim(s) answer it: 2 reproduced." in consistency
     section = md.split(findings.ANSWERS_HEADING, 1)[1]
     assert section.count("- Claim (") == 2
     assert "Not answered by this run" in md.split(f"**{Q['selection']['question']}**", 1)[1].split("\n")[0]
@@ -300,7 +313,7 @@ def test_every_reader_renders_the_same_record(tmp_path):
     assert ranking.split(",")[0] in first_two and "Appendix" not in first_two
     assert ranking in (tmp_path / "F.md").read_text()
     csv = pd.read_csv(tmp_path / "answers.csv")
-    assert ranking in set(csv["ranking (mean rank, 1 = best)"])
+    assert ranking in set(csv[findings.RANK_COL])
     note = findings.study_note(infos["clf"], None, "clf.pdf", answers=[r for r in records if r["study"] == "clf"])
     assert ranking in note and found["answers"][0]["records"]
     lines = findings.answer_lines([r for r in records if r["study"] == "clf"])

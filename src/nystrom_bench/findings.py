@@ -62,7 +62,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 
 import numpy as np
@@ -250,7 +249,7 @@ def _oriented(pairs, a, b):
         if (p["a"], p["b"]) == (b, a):
             ratio = p["effect"] == "ratio"
 
-            def inv(v):
+            def inv(v, ratio=ratio):
                 return None if v is None else ((1.0 / v if v else None) if ratio else -v)
             lo, hi = p["ci"]
             return {**p, "a": a, "b": b, "better": p["worse"], "worse": p["better"], "estimate": inv(p["estimate"]),
@@ -356,7 +355,13 @@ def study_answers(df, info, coord_roles=None, questions=None):
             first_seen = set()
             for metric in _metrics_for(info, q):
                 label, lower = info["metrics"][metric]
-                r = rank_record(df, metric, bool(lower), column, group, block_cols, coords)
+                # a contender whose metric is zero in every row is the metric's yardstick (a gap to itself,
+                # e.g. the exact criterion's relative gap), not a contender
+                ranked = [(n, v) for n, v in group if not _yardstick(df, column, n, metric)]
+                values = {v for _, v in ranked}
+                if len(values) < 2 or (q.get("needs") and not values & set(q["needs"])):
+                    continue
+                r = rank_record(df, metric, bool(lower), column, ranked, block_cols, coords)
                 if r is None:
                     continue
                 timing = is_timing(metric)
@@ -370,14 +375,26 @@ def study_answers(df, info, coord_roles=None, questions=None):
             for coord, role in coord_roles.items():
                 if role != "budget" or coord not in df:
                     continue
-                for metric in _metrics_for(info, q):
+                # the headline budget: on the study's task metric (accuracy, MSE) where it has one
+                metrics = _metrics_for(info, q)
+                metrics = [m for m in metrics if _task(m)] + [m for m in metrics if not _task(m)]
+                made = False
+                for metric in metrics:
                     label, lower = info["metrics"][metric]
                     r = budget_record(df, {**info, "coords": coords}, metric, coord)
                     if r is not None:
                         out.append({"question": q["id"], "asks": q["question"], "study": info.get("study", ""),
                                     "role": "budget", "metric": metric, "label": label,
-                                    "lower_is_better": bool(lower), "timing": False, "headline": True, **r})
+                                    "lower_is_better": bool(lower), "timing": False, "headline": not made, **r})
+                        made = True
     return out
+
+
+def _yardstick(df, column, name, metric):
+    if metric not in df or column not in df:
+        return False
+    v = df.loc[df[column].map(_key) == str(name), metric].dropna()
+    return bool(len(v)) and bool((v == 0).all())
 
 
 def write_answers(records, path):
@@ -427,8 +444,11 @@ def _show(c):
     return name if value == name or value in name else f"{name} ({value})"
 
 
-def _ranking_text(r):
-    return ", ".join(f"{_show(c)} {c['mean_rank']:.1f}" for c in r["contenders"])
+def _ranking_text(r, top=None):
+    """'kmeans 1.6, uniform 2.0, ridge_leverage 2.4' (the first ``top`` and how many more)."""
+    shown = r["contenders"][:top] if top else r["contenders"]
+    more = len(r["contenders"]) - len(shown)
+    return ", ".join(f"{_show(c)} {c['mean_rank']:.1f}" for c in shown) + (f" (+{more} more)" if more else "")
 
 
 def _over(r):
@@ -484,22 +504,23 @@ def question_summary(question, records, claims=None):
     recs = [r for r in records if r["question"] == question and r.get("headline")]
     if not recs:
         if claims is not None and len(claims):
-            counts = claims["verdict"].value_counts()
-            return (f"{len(claims)} claim(s) answer it: " + ", ".join(f"{n} {v}" for v, n in counts.items())
-                    + " (below).")
+            from .claims import verdict_counts
+
+            return (f"{len(claims)} claim(s) answer it: "
+                    + ", ".join(f"{n} {v}" for v, n in verdict_counts(claims).items()) + ".")
         return "Not answered by this run: none of its studies ran."
     parts = {}
     for r in recs:
         if r.get("kind") == "budget":
             parts.setdefault(f"{r['column']} = {r['value']:g}", []).append(f"{r['study']} ({r['label']})")
             continue
-        key = f"{r['contenders'][0]['value']}" + (" fastest" if r.get("timing") else "")
-        parts.setdefault(key, []).append(
-            f"{r['study']} ({r['label']}, {'wins' if r.get('winner') else 'not a significant win'})")
+        key = f"{r['contenders'][0]['value']}" + (" (time)" if r.get("timing") else "")
+        parts.setdefault(key, []).append(f"{r['study']}{'*' if r.get('winner') else ''}")
     if recs[0].get("kind") == "budget":
         return "Smallest budget within 1% of the largest: " + "; ".join(
             f"{k} in {', '.join(v)}" for k, v in parts.items()) + "."
-    return "Ranked first: " + "; ".join(f"{k} in {', '.join(v)}" for k, v in parts.items()) + "."
+    return ("Ranked first (* = a significant win over the runner-up): "
+            + "; ".join(f"{k} in {', '.join(v)}" for k, v in parts.items()) + ".")
 
 
 def answer_lines(records, p_values=True):
@@ -512,6 +533,11 @@ def answer_lines(records, p_values=True):
     return out
 
 
+#: the answers table's ranking and effect columns: what each number is (mean or median, per data set or pooled)
+RANK_COL = "mean rank over data sets (1 = best)"
+PAIR_COL = "best vs runner-up: median change [95% CI], pooled runs"
+
+
 def answers_table(records, p_values=True):
     """The records as one table (``results/answers.csv``, the HTML report's and the summary's table)."""
     rows = []
@@ -519,16 +545,16 @@ def answers_table(records, p_values=True):
         if r.get("kind") == "budget":
             rows.append({"question": r["asks"], "study": r["study"], "metric": r["label"],
                          "better": "lower" if r["lower_is_better"] else "higher",
-                         "ranking (mean rank, 1 = best)": f"{r['column']} = {r['value']:g} (largest {r['largest']:g})",
-                         "best vs runner-up": "", "answer": f"smallest {r['column']} within 1% of the largest",
+                         RANK_COL: f"{r['column']} = {r['value']:g} (largest {r['largest']:g})",
+                         PAIR_COL: "", "answer": "within 1% of the largest",
                          "data sets": "", "paired runs": "", **({"Holm p": "", "Friedman p": ""} if p_values else {}),
                          "headline": r.get("headline", False)})
             continue
         p = r.get("pair") or {}
         row = {"question": r["asks"], "study": r["study"], "metric": r["label"],
                "better": "lower" if r["lower_is_better"] else "higher",
-               "ranking (mean rank, 1 = best)": _ranking_text(r),
-               "best vs runner-up": (f"{_show(r['contenders'][0])} vs {_show(r['contenders'][1])}: "
+               RANK_COL: _ranking_text(r),
+               PAIR_COL: (f"{_show(r['contenders'][0])} vs {_show(r['contenders'][1])}: "
                                      f"{_effect_text(p.get('effect'), p.get('estimate'), *p.get('ci', [None, None]))}"),
                "answer": _verdict(r), "data sets": r["n_datasets"], "paired runs": p.get("n_pairs", 0)}
         if p_values:
@@ -605,11 +631,12 @@ def _task(metric):
     return "classification" if "accuracy" in m else "regression" if "mse" in m or "rmse" in m else None
 
 
-def _first(records, question, task=None, timing=False, study=None):
+def _first(records, question, task=None, timing=False, study=None, metric=None):
+    """The first ranking record of ``question`` on a ``task`` metric (any record), else a headline one."""
     for r in records:
-        if (r["question"] == question and r.get("headline") and r.get("kind") != "budget"
+        if (r["question"] == question and (r.get("headline") or task or metric) and r.get("kind") != "budget"
                 and bool(r.get("timing")) == timing and (task is None or _task(r["metric"]) == task)
-                and (study is None or r["study"] == study)):
+                and (study is None or r["study"] == study) and (metric is None or r["metric"] == metric)):
             return r
     return None
 
@@ -648,10 +675,13 @@ def _guide(records, infos):
                      "use": "exact KRR" if use_exact else f"Nystrom ({_show(approx)}; as accurate as exact)",
                      "evidence": f"{exact['study']} {exact['label']}: {_said(exact, ref['name'], approx['name'])}",
                      "call": 'KRR(approximation="exact", gamma="median")' if use_exact else _krr_call(blk)})
-    reg_mode = _first(records, "mode", "regression")
+    # mode and sampler from one study that ranks both on a regression metric, where there is one
+    modes = [r for r in records if r["question"] == "mode" and _task(r["metric"]) == "regression"]
+    reg_mode = next((r for r in modes if _first(records, "sampler", study=r["study"], metric=r["metric"])),
+                    modes[0] if modes else None)
     if reg_mode:
         mode = reg_mode["contenders"][0]["value"] if reg_mode.get("winner") else "lla"
-        reg_sampler = _first(records, "sampler", "regression", study=reg_mode["study"])
+        reg_sampler = _first(records, "sampler", study=reg_mode["study"], metric=reg_mode["metric"])
         sampler = reg_sampler["contenders"][0]["value"] if reg_sampler and reg_sampler.get("winner") else "uniform"
         rows.append({"task": "regression", "n": "10^4 and more", "budget": "m landmarks, O(n m) memory",
                      "use": f"Nystrom, {sampler} landmarks, mode {mode.upper()}",
@@ -685,14 +715,14 @@ def _guide(records, infos):
                                  f"{clf_mode['study'] if clf_mode else 'mode'}: mode {_said(clf_mode)}",
                      "call": f'KRRClassifier(n_components=100, sampler="{csampler}", mode="{cmode}", '
                              'gamma="median")'})
-    for r in [r for r in records if r.get("kind") == "budget"]:
+    for r in [r for r in records if r.get("kind") == "budget" and r.get("headline")]:
         task = _task(r["metric"]) or "any task"
         rows.append({"task": f"landmark count ({task})", "n": "any", "budget": f"m = {r['column']} x n",
                      "use": f"m = {r['value']:g} n" + (" (the largest tested)" if r["value"] == r["largest"]
                                                        else f": within 1% of {r['largest']:g} n or better"),
-                     "evidence": f"{r['study']} {r['label']}: " + "; ".join(
+                     "evidence": f"{r['study']} {r['label']} against {r['largest']:g} n: " + "; ".join(
                          f"{s['value']:g} n: {s['verdict']} ({_effect_text(s['effect'], s['estimate'], *s['ci'])})"
-                         for s in r["steps"]),
+                         for s in r["steps"][-2:]),
                      "call": f"n_components={float(r['value'])!r}"})  # a fraction of n (1.0, not 1)
     for task in ("classification", "regression"):
         sel = _first(records, "selection", task)
@@ -712,8 +742,8 @@ def _guide(records, infos):
         rows.append({"task": f"kernel width ({task})", "n": "any", "budget": "a grid of widths",
                      "use": f"select with {fastest}" + (f" (as accurate as {best}, faster by 10% or more)"
                                                         if fastest != best else ""),
-                     "evidence": f"{sel['study']} {sel['label']}: ranks {_ranking_text(sel)}; not significantly "
-                                 f"worse than {best}: {', '.join(fine)}; time ranks {_ranking_text(times)}",
+                     "evidence": f"{sel['study']} {sel['label']}: ranks {_ranking_text(sel, 3)}; not significantly "
+                                 f"worse than {best}: {', '.join(fine)}; time ranks {_ranking_text(times, 3)}",
                      "call": _selection_call(blk)})
     return rows
 
@@ -776,7 +806,7 @@ def markdown(found, ledger, provenance_line=""):
         out += [f"**{a['question']}** {a['summary']}", ""]
         table = answers_table([r for r in a["records"] if r.get("headline")])
         if len(table):
-            cols = ["study", "metric", "better", "ranking (mean rank, 1 = best)", "best vs runner-up", "answer",
+            cols = ["study", "metric", "better", RANK_COL, PAIR_COL, "answer",
                     "data sets", "paired runs", "Holm p"]
             out += _md_table(table, cols) + [""]
         claim_lines = a["claims"] if not len(table) else []
@@ -804,15 +834,13 @@ ANSWERS_NOTE = ("Each row ranks, within one study, the contenders the question i
 
 
 def findings_note(findings_md):
-    """Markdown for the findings run in MLflow: ``FINDINGS.md`` up to its guide without the answers'
-    tables (verdicts per paper, headline claims, each question's one-line answer), then where the rest is."""
-    text = Path(findings_md).read_text(encoding="utf-8").split("## Practitioner's guide")[0]
-    head, _, answers = text.partition(ANSWERS_HEADING)
-    lines = [ln for ln in answers.splitlines() if not ln.startswith("|") and ln != ANSWERS_NOTE]
-    body = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-    return (f"{head.rstrip()}\n\n{ANSWERS_HEADING}\n\n{body}\n\nThe rankings behind each answer, the practitioner's "
-            "guide and every claim with its test: `summary.pdf` and `FINDINGS.md` (this run's artifacts), "
-            "`claims.csv` (the ledger). Each study's experiment holds its runs and, at the top, its report run.\n")
+    """Markdown for the findings run in MLflow: ``FINDINGS.md`` up to its answers (the verdicts per paper
+    and the headline claims), then where the rest is (each study's report run carries its own answers,
+    :func:`study_note`)."""
+    head = Path(findings_md).read_text(encoding="utf-8").split(ANSWERS_HEADING)[0].rstrip()
+    return (f"{head}\n\nThe answers, the practitioner's guide and every claim with its test: `summary.pdf` and "
+            "`FINDINGS.md` (this run's artifacts), `claims.csv` (the ledger). Each study's experiment holds its "
+            "runs and, at the top, its report run with the study's answers.\n")
 
 
 def study_note(info, claims, pdf_name, answers=None):
@@ -910,11 +938,13 @@ def _answers_pdf_table(records):
     t = answers_table([r for r in records if r.get("headline")], p_values=False)
     if not len(t):
         return t
+    recs = [r for r in records if r.get("headline")]
     return pd.DataFrame({
         "study": t["study"],
-        "metric (better)": [f"{_short(m, 30)} ({b})" for m, b in zip(t["metric"], t["better"], strict=True)],
-        "mean rank (1 = best)": t["ranking (mean rank, 1 = best)"].map(lambda s: _short(s, 150)),
-        "best vs runner-up [95% CI]": t["best vs runner-up"].map(lambda s: _short(s, 90)),
+        "metric (better)": [f"{_short(m, 26)} ({b})" for m, b in zip(t["metric"], t["better"], strict=True)],
+        "mean rank per data set (1 = best)": [
+            t[RANK_COL].iloc[i] if r.get("kind") == "budget" else _ranking_text(r, 3) for i, r in enumerate(recs)],
+        "best vs runner-up [95% CI]": t[PAIR_COL].map(lambda s: _short(s, 90)),
         "answer": t["answer"].map(lambda s: _short(s, 60)),
         "sets/runs": [f"{d}/{n}" if d != "" else "" for d, n in zip(t["data sets"], t["paired runs"], strict=True)]})
 
@@ -934,7 +964,7 @@ def summary_pdf(ledger_csv, answers_jsons, result_csvs, infos, title, out_pdf, f
 
     from . import provenance
     from .atomic import write_csv
-    from .report import PDF, P_PER_PAGE, count_p, mean_sd_table
+    from .report import P_PER_PAGE, PDF, count_p, mean_sd_table
 
     ledger = pd.read_csv(ledger_csv) if ledger_csv else pd.DataFrame()
     records = read_answers(answers_jsons)
@@ -950,7 +980,7 @@ def summary_pdf(ledger_csv, answers_jsons, result_csvs, infos, title, out_pdf, f
              f"results by the test each claim calls for: {counts} (per paper: appendix A).", size=8, style="B")
     doc.heading("Answers", keep=20)
     doc.para(ANSWERS_NOTE.replace("`", "'") + " Tests and p-values: appendix B.", size=6.8)
-    widths = (20, 27, 58, 44, 25, 12)
+    widths = (19, 33, 55, 44, 24, 11)
     for a in found["answers"]:
         doc.para(f"{a['question']} {a['summary']}", size=7.5, style="B")
         table = _answers_pdf_table(a["records"])
@@ -961,7 +991,7 @@ def summary_pdf(ledger_csv, answers_jsons, result_csvs, infos, title, out_pdf, f
         if doc.pdf.page == 1:
             doc.new_page()
         if cd:
-            doc.image(cd[0], caption=cd[1], max_height=55)
+            doc.image(cd[0], caption=cd[1], max_height=38)
         doc.heading("Practitioner's guide", keep=20)
         doc.para("Each row is the winner of an answer above (evidence column: the effect with its 95% interval), "
                  "or the library's default where no contender wins; the library call does it. Widths: the median "
