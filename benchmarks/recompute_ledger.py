@@ -342,7 +342,7 @@ class Claim:
             raise NotTestable(f"{self.column} = {self.a!r} has no rows")
         w = self.paired(rival)
         return {**compare(w[self.a].to_numpy(), w[rival].to_numpy(), self.lower, self.effect, confidence),
-                "rival": rival}
+                "rival": rival, "rival_median": float(np.median(np.abs(w[rival].to_numpy(float))))}
 
 
 def filled(df, cols):
@@ -387,8 +387,10 @@ def rule_no_worse(s):
         c["p_holm"] = p
         bound = c["hi"] if s.lower else c["lo"]
         centre = 1.0 if c["effect"] == "ratio" else 0.0
-        ok = bool(np.isfinite(bound) and (bound <= centre + tol if s.lower else bound >= centre - tol))
-        beyond = c["est"] > centre + tol if s.lower else c["est"] < centre - tol
+        # a difference effect's margin: the tolerance times the rival's median absolute value (claims._no_worse)
+        m = tol if c["effect"] == "ratio" else tol * c["rival_median"]
+        ok = bool(np.isfinite(bound) and (bound <= centre + m if s.lower else bound >= centre - m))
+        beyond = c["est"] > centre + m if s.lower else c["est"] < centre - m
         within += ok
         worse += bool(p < ALPHA and beyond and side(c, s.lower) < 0)
     v = "reproduced" if within == k else "not reproduced" if worse or not within else "partly reproduced"

@@ -178,7 +178,10 @@ def _comparisons(df, claim, confidence):
     lower = LOWER[metric]
     effect = "ratio" if (df[metric] > 0).all() else "difference"  # positive in every row of the claim
     rivals = claim["b"] if isinstance(claim["b"], list) else [claim["b"]]
-    cs = [compare(*_pairs(df, claim, r), lower, effect, confidence) for r in rivals]
+    cs = []
+    for r in rivals:
+        a, b = _pairs(df, claim, r)
+        cs.append({**compare(a, b, lower, effect, confidence), "ref_median": float(np.median(np.abs(r9(b))))})
     return cs, holm([c["p"] for c in cs]), lower
 
 
@@ -212,10 +215,11 @@ def my_no_worse(df, claim):
     within = worse = 0
     for c, p in zip(cs, adj):
         one = 1.0 if c["effect"] == "ratio" else 0.0
+        tol_c = tol if c["effect"] == "ratio" else tol * c["ref_median"]  # the rival's median size, in its units
         if lower:  # the worse side is the high side
-            ok, beyond = c["ci_high"] <= one + tol, c["estimate"] > one + tol
+            ok, beyond = c["ci_high"] <= one + tol_c, c["estimate"] > one + tol_c
         else:
-            ok, beyond = c["ci_low"] >= one - tol, c["estimate"] < one - tol
+            ok, beyond = c["ci_low"] >= one - tol_c, c["estimate"] < one - tol_c
         within += bool(ok)  # NaN bounds compare False
         worse += bool(p < ALPHA and beyond)
     verdict = "reproduced" if within == k else "not reproduced" if worse or not within else "partly reproduced"

@@ -342,7 +342,7 @@ class _Setup:
         pair = wide[[self.a, rival]].dropna()
         out = stats.compare_pair(pair[self.a].to_numpy(), pair[rival].to_numpy(), self.lower, self.effect,
                                  confidence)
-        return {**out, "reference": rival}
+        return {**out, "reference": rival, "reference_median": float(np.median(np.abs(pair[rival].to_numpy(float))))}
 
     @property
     def effect(self):
@@ -472,8 +472,9 @@ def _no_worse(s):
     ``tolerance`` (relative; default 2%, 10% for a time) is written in the claim: for a ratio
     effect, ``a`` is *within* the margin of a rival when the worse-side bound of the Hodges-Lehmann
     interval of ``a / b`` is inside it (at most ``1 + tolerance`` where lower is better, at least
-    ``1 - tolerance`` where higher is better); for a difference effect the margin is ``tolerance``
-    in the metric's units.  The interval's level is ``1 - 0.05 / k`` for ``k`` rivals (Bonferroni): a
+    ``1 - tolerance`` where higher is better); for a difference effect (a metric that is zero or
+    negative somewhere) the margin is ``tolerance`` times the rival's median absolute value over the
+    blocks, in the metric's units.  The interval's level is ``1 - 0.05 / k`` for ``k`` rivals (Bonferroni): a
     one-sided non-inferiority test at 2.5% / k per rival, 2.5% over all of them.  ``a`` is *worse* than a rival when the Wilcoxon test
     is significant (Holm) and the estimate lies beyond the margin.  Reproduced: within the margin
     of every rival.  Not reproduced: worse than some rival, or within the margin of none.  Partly:
@@ -493,15 +494,17 @@ def _no_worse(s):
             bound = c["ci_high"] if s.lower else c["ci_low"]
             ok = np.isfinite(bound) and (bound <= 1 + tol if s.lower else bound >= 1 - tol)
             beyond = (c["estimate"] > 1 + tol) if s.lower else (c["estimate"] < 1 - tol)
-        else:
+        else:  # the margin in the metric's units: tolerance times the rival's median size
+            m = tol * c["reference_median"]
             bound = c["ci_high"] if s.lower else c["ci_low"]
-            ok = np.isfinite(bound) and (bound <= tol if s.lower else bound >= -tol)
-            beyond = (c["estimate"] > tol) if s.lower else (c["estimate"] < -tol)
+            ok = np.isfinite(bound) and (bound <= m if s.lower else bound >= -m)
+            beyond = (c["estimate"] > m) if s.lower else (c["estimate"] < -m)
         c["within"] = bool(ok)
         within += ok
         worse += bool(p < ALPHA and beyond and _side(c, s.lower) < 0)
     verdict = ("reproduced" if within == k else "not reproduced" if worse or not within else "partly reproduced")
-    margin = f"{tol:.0%}" if s.effect == "ratio" else f"{tol:g}"
+    margin = f"{tol:.0%}" if s.effect == "ratio" else (
+        f"{tol:.0%} of the rival's median, {_fmt(tol * max(c['reference_median'] for c in cs))}")
     bits = f"within the {margin} margin of {within} of {k} rival(s)" + (f"; worse beyond it than {worse}" if worse
                                                                         else "")
     return {"ours": _ours(s, cs), "effect": "; ".join(_effect_text(c) for c in cs), "p_value": float(min(adj)),
