@@ -85,7 +85,8 @@ MIN_SPEEDUP = 0.10
 ALPHA = 0.05
 
 #: the questions the benchmark exists for (module docstring: roles, free, exclude, needs, unless, time);
-#: ``claims``: the ledger's claims that answer it by their rule, where no ranking does
+#: ``claims``: the ledger's claims that answer it by their rule (and the coord their slope runs over: ``l``, the
+#: training size), where no ranking does
 QUESTIONS = [
     {"id": "sampler", "question": "Which landmark sampler?", "role": ["sampler"]},
     {"id": "approximation", "question": "Which approximation?", "role": ["approximation", "approach"],
@@ -98,7 +99,7 @@ QUESTIONS = [
     {"id": "solver", "question": "Which solver and precision?", "role": ["solver", "dtype"], "time": True},
     {"id": "budget", "question": "How many landmarks?", "role": ["budget"]},
     {"id": "consistency", "question": "How fast does the approximate criterion become consistent?", "role": [],
-     "claims": {"rule": "slope_below"}},
+     "claims": {"rule": "slope_below", "slope": "l"}},
 ]
 _QUESTION = {q["id"]: q for q in QUESTIONS}
 
@@ -422,7 +423,8 @@ def _pct(ratio):
     if ratio >= 2:
         return f"x{fmt_num(ratio, 2)}"
     c = (ratio - 1.0) * 100
-    return "0%" if c == 0 else f"{'+' if c > 0 else '-'}{fmt_num(abs(c), 2)}%"
+    # below 0.005% a change is rounding, not a difference anyone measures
+    return "0%" if abs(c) < 0.005 else f"{'+' if c > 0 else '-'}{fmt_num(abs(c), 2)}%"
 
 
 def _signed(v):
@@ -546,7 +548,8 @@ def answers_table(records, p_values=True):
             rows.append({"question": r["asks"], "study": r["study"], "metric": r["label"],
                          "better": "lower" if r["lower_is_better"] else "higher",
                          RANK_COL: f"{r['column']} = {r['value']:g} (largest {r['largest']:g})",
-                         PAIR_COL: "", "answer": "within 1% of the largest",
+                         PAIR_COL: "", "answer": ("the largest tested: the smaller are worse" if r["value"] == r["largest"]
+                                    else "within 1% of the largest"),
                          "data sets": "", "paired runs": "", **({"Holm p": "", "Friedman p": ""} if p_values else {}),
                          "headline": r.get("headline", False)})
             continue
@@ -568,8 +571,9 @@ def answers_table(records, p_values=True):
 # -- claims under their question ------------------------------------------------------------------
 def claim_questions(ledger, records, claims=None):
     """``{ledger index: [question ids]}``: the claim's ``answers:`` (the ledger's ``question``
-    column), else the question whose ``claims`` rule it follows, else the question of a ranking of
-    its study that holds every value it compares (its ``column`` and ``a``/``b``)."""
+    column), else the question whose ``claims`` rule (and slope coord) it follows, else the question of a
+    record of its study over the coord its slope runs along (a coord with a role), else the question of
+    a ranking of its study that holds every value it compares (its ``column`` and ``a``/``b``)."""
     if ledger is None or not len(ledger):
         return {}
     if claims is None:
@@ -585,9 +589,15 @@ def claim_questions(ledger, records, claims=None):
             out[i] = [q.strip() for q in asked.split(",") if q.strip()]
             continue
         c = by_id.get((row.get("paper"), row.get("claim_id"))) or {}
-        rule = [q["id"] for q in QUESTIONS if (q.get("claims") or {}).get("rule") == c.get("rule")]
+        slope = (c.get("transform") or {}).get("slope")
+        rule = [q["id"] for q in QUESTIONS if q.get("claims") and q["claims"].get("rule") == c.get("rule")
+                and q["claims"].get("slope", slope) == slope]
         if rule:
             out[i] = rule
+            continue
+        over = [r["question"] for r in records if slope and r["study"] == row.get("study") and r.get("column") == slope]
+        if over:  # a slope over a coord with a role (the landmark ratio: the budget)
+            out[i] = over[:1]
             continue
         column = c.get("column", "method")
         named = {_key(v) for v in [c.get("a"), *(c.get("b") if isinstance(c.get("b"), list) else [c.get("b")])]
