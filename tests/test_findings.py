@@ -311,6 +311,9 @@ def test_every_reader_renders_the_same_record(tmp_path):
     first_two = " ".join(pages[:2]).replace("\n", " ")
     assert "Which landmark sampler?" in first_two and "Practitioner's guide" in first_two
     assert ranking.split(",")[0] in first_two and "Appendix" not in first_two
+    from nystrom_bench.report import P_PER_PAGE
+
+    assert max(p.count("p = ") for p in pages) <= P_PER_PAGE and "p = " not in first_two  # the tests: appendix B
     assert ranking in (tmp_path / "F.md").read_text()
     csv = pd.read_csv(tmp_path / "answers.csv")
     assert ranking in set(csv[findings.RANK_COL])
