@@ -13,7 +13,7 @@ with job_log(snakemake.log[0]) as log:  # noqa: F821 - injected by Snakemake
     info = sm.params.info
     section = sections.get(info["kind"])
     records = findings.study_answers(section.tested_rows(read_results(sm.input.results)), info,
-                                     coord_roles=getattr(section, "coord_roles", None))
+                                     coord_roles=section.coord_roles)
     findings.write_answers(records, sm.output.answers)
     log.info("answers: %d records", len(records))
     with tempfile.TemporaryDirectory() as tmp:

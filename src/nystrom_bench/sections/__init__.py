@@ -47,6 +47,9 @@ class Section:
     """A study kind's part of the report (see module docstring); the base adds nothing."""
 
     kind = None
+    #: roles of the kind's coords for the findings' questions (e.g. ``{"integration": "mode", "ratio":
+    #: "budget"}``): a coord with a role is ranked like a method key of that role
+    coord_roles = {}
 
     def __init_subclass__(cls, **kw):
         """A subclass's own :meth:`tested_rows` gets the rows within their assumptions only, as the base's."""
