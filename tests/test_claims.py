@@ -87,7 +87,7 @@ def test_no_worse_is_scale_free_across_data_sets():
     df = pd.DataFrame(rows)
     row = claims.evaluate(_claim(rule="no_worse", metric="err", a="a", b="b"), df, INFO)
     assert row["verdict"] == "not reproduced"
-    assert "+10%" in row["ours"] and "(lower is better)" in row["ours"]
+    assert "median change per block +10%" in row["ours"] and "(lower is better)" in row["ours"]
 
 
 def test_column_other_than_method_pairs_on_the_remaining_coords():

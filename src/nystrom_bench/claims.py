@@ -421,8 +421,11 @@ def _pair_words(s, c, p):
 
 
 def _ours(s, cs):
-    """'test MSE +18% [+5%, +30%] vs accurate; lower is better'."""
-    return f"{s.label} " + "; ".join(f"{_effect_text(c)} vs {c['reference']}" for c in cs) + f" ({s.direction})"
+    """'Test MSE, median change per block +18% [+5%, +30%] vs accurate (lower is better)': the
+    Hodges-Lehmann median of the paired blocks' ratios (a change) or differences, with its 95% interval."""
+    what = "median change per block" if cs and cs[0]["effect"] == "ratio" else "median difference per block"
+    return f"{s.label}, {what} " + "; ".join(f"{_effect_text(c)} vs {c['reference']}" for c in cs) + \
+        f" ({s.direction})"
 
 
 def _test_words(s, what, k, confidence=None):
