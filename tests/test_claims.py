@@ -69,7 +69,7 @@ def test_no_worse_is_not_shown_by_a_non_significant_test():
     noisy = _frame({"a": 0.03, "b": 0.0}, n_seeds=2, datasets=("d1", "d2"), ms=(100,), noise=0.3, seed=3)
     row = claims.evaluate(_claim(rule="no_worse", metric="err", a="a", b="b", tolerance=0.05), noisy, INFO)
     assert row["verdict"] == "not reproduced"
-    assert "within the 5% margin of 0 of 1" in row["evidence"]
+    assert "within the margin (5%) of 0 of 1" in row["evidence"]
 
 
 def test_no_worse_is_scale_free_across_data_sets():

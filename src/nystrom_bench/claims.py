@@ -508,8 +508,8 @@ def _no_worse(s):
     verdict = ("reproduced" if within == k else "not reproduced" if worse or not within else "partly reproduced")
     margin = f"{tol:.0%}" if s.effect == "ratio" else (
         f"{tol:.0%} of the rival's median, {_fmt(tol * max(c['reference_median'] for c in cs))}")
-    bits = f"within the {margin} margin of {within} of {k} rival(s)" + (f"; worse beyond it than {worse}" if worse
-                                                                        else "")
+    bits = f"within the margin ({margin}) of {within} of {k} rival(s)" + (
+        f"; worse beyond it than {worse}" if worse else "")
     return {"ours": _ours(s, cs), "effect": "; ".join(_effect_text(c) for c in cs), "p_value": float(min(adj)),
             "verdict": verdict,
             "test": _test_words(s, f"no worse than, margin {margin}", k, 100 * conf),
