@@ -30,6 +30,7 @@ import pytest
 import yaml
 
 from nystrom_bench import tracking
+from nystrom_bench.results import read_results
 
 pytestmark = pytest.mark.cluster
 
@@ -145,7 +146,7 @@ def _mlflow_equals_results(cluster, workdir, study):
     unique run keys, one job run per job, the table rebuilt from the runs = results.csv, and the
     PostgreSQL store holds exactly these runs."""
     uri = cluster.tracking_uri
-    res = pd.read_csv(workdir / f"results/{study}/results.csv")
+    res = read_results(workdir / f"results/{study}/results.csv")  # the assumption column's empty cells as ""
     runs = tracking.active_runs(study, uri)
     expected = {tracking.run_key(study, d, m, k, s)
                 for d, m, k, s in res[["dataset", "method", "kernel", "seed"]].drop_duplicates().itertuples(index=False)}
@@ -374,8 +375,8 @@ def test_rerun_after_faults_and_server_restart_equals_clean_run(cluster, clean, 
                                                 (workdir / f"results/logs/aggregate/{s}.log").read_text())]
     assert retried, "no aggregate job met the stopped server"
     for study in STUDIES:
-        a = pd.read_csv(clean["workdir"] / f"results/{study}/results.csv")
-        b = pd.read_csv(workdir / f"results/{study}/results.csv")
+        a = read_results(clean["workdir"] / f"results/{study}/results.csv")
+        b = read_results(workdir / f"results/{study}/results.csv")
         pd.testing.assert_frame_equal(_comparable(a), _comparable(b))
         _mlflow_equals_results(cluster, workdir, study)
     assert not list((workdir / "results").rglob(".*.tmp")), "temporaries of killed writers left behind"
