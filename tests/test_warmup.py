@@ -20,25 +20,9 @@ import warnings
 
 import numpy as np
 import pytest
-from test_workflow import TINY
+from test_method_order import _blocks, _comparable
 
 from nystrom_bench import data, methods, studies
-
-MEASURED = ("time", "seconds", "memory", "mib", "peak")
-
-
-def _blocks():
-    seen = {}
-    for name, block in TINY["studies"].items():
-        seen.setdefault(block.get("kind", name), (name, block))
-    return sorted(seen.items())
-
-
-def _comparable(row):
-    metrics = {k: v for k, v in row["metrics"].items() if not any(w in k for w in MEASURED)}
-    params = {k: v for k, v in row["params"].items() if not any(w in k for w in MEASURED)}
-    key = (row["dataset"], row["method"], row["kernel"], row["seed"], json.dumps(row["coords"], sort_keys=True))
-    return key, json.dumps(params, sort_keys=True, default=str), metrics
 
 
 def _run(kind, name, block, seeds=2, log=None):

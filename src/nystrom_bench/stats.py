@@ -160,7 +160,7 @@ def compare_pair(a, b, lower_is_better=True, effect="auto", confidence=0.95):
     median difference, and the ``confidence`` interval that inverts the same signed-rank test
     (:func:`hodges_lehmann`; NaN with fewer than six pairs at 95%); ``p`` -- SciPy's two-sided Wilcoxon
     signed-rank test (zeros dropped, ``zero_method="wilcox"``; 1.0 when every pair is tied or there is
-    one pair).
+    one pair) and its ``statistic``.
     """
     a = round_significant(np.asarray(a, dtype=np.float64))
     b = round_significant(np.asarray(b, dtype=np.float64))
@@ -178,14 +178,17 @@ def compare_pair(a, b, lower_is_better=True, effect="auto", confidence=0.95):
         raise ValueError(f"effect must be 'auto', 'ratio' or 'difference', not {effect!r}")
     out = {"n_pairs": len(d), "better": int(((d < 0) if lower_is_better else (d > 0)).sum()),
            "worse": int(((d > 0) if lower_is_better else (d < 0)).sum()), "effect": effect,
-           "estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p": np.nan}
+           "estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p": np.nan, "statistic": np.nan}
     if len(d) == 0:
         return out
     est, lo, hi = hodges_lehmann(d, confidence)
     if effect == "ratio":
         est, lo, hi = np.exp(est), np.exp(lo), np.exp(hi)
     nonzero = d[d != 0]
-    out["p"] = float(sps.wilcoxon(nonzero, zero_method="wilcox").pvalue) if len(nonzero) >= 2 else 1.0
+    out["p"] = 1.0
+    if len(nonzero) >= 2:
+        w = sps.wilcoxon(nonzero, zero_method="wilcox")
+        out["p"], out["statistic"] = float(w.pvalue), float(w.statistic)
     out.update(estimate=float(est), ci_low=float(lo), ci_high=float(hi))
     return out
 
@@ -229,13 +232,10 @@ def paired_tests(df, metric, reference, method_col="method", block_cols=("datase
             "metric": metric, "method": method, "reference": reference, "n_pairs": c["n_pairs"],
             "median_diff": float(np.median(a - b)), "wins": c["better"], "losses": c["worse"],
             "effect": effect, "estimate": c["estimate"], "ci_low": c["ci_low"], "ci_high": c["ci_high"],
-            "wilcoxon_stat": np.nan, "wilcoxon_p": c["p"], "ttest_p": np.nan,
+            "wilcoxon_stat": c["statistic"], "wilcoxon_p": c["p"], "ttest_p": np.nan,
         }
-        nonzero = d[d != 0]
-        if len(nonzero) >= 2:
-            row["wilcoxon_stat"] = float(sps.wilcoxon(nonzero, zero_method="wilcox").statistic)
-            if np.std(d) > 0:
-                row["ttest_p"] = float(sps.ttest_1samp(d, 0.0).pvalue)
+        if np.count_nonzero(d) >= 2 and np.std(d) > 0:
+            row["ttest_p"] = float(sps.ttest_1samp(d, 0.0).pvalue)
         rows.append(row)
     out = pd.DataFrame(rows)
     if len(out):
