@@ -310,3 +310,38 @@ def test_exact_leverage_warns_above_its_size(monkeypatch):
     X = np.random.default_rng(0).normal(size=(60, 2))
     with pytest.warns(UserWarning, match="ridge_leverage"):
         smp.sample("leverage", X, "gaussian", c=5, seed=0)
+
+
+# -- what a draw costs: kernel entries and time (sampling.sample(info=...)) ----------------------------
+
+
+def test_counting_kernel_counts_every_path():
+    from nystrom_bench import kernels
+
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    base = kernels.make("gaussian", gamma=0.5)
+    k = kernels.counting(base)
+    np.testing.assert_array_equal(k(X, X[:4]), base(X, X[:4]))
+    assert k.entries == 120
+    k.diag(X)
+    assert k.entries == 150
+    k.mmv(X, X[:5], np.ones(5))
+    assert k.entries == 300
+    sum(b.size for _, b in k.blocks(X[:7], X))
+    assert k.entries == 510
+    assert not hasattr(base, "entries") and type(k).__name__ == type(base).__name__
+    assert kernels.counting(k).entries == 0  # a counter of a counter starts afresh
+
+
+@pytest.mark.parametrize("name, expected", [("uniform", lambda n, c: 0),
+                                             ("uniform_adaptive2", lambda n, c: n * (c - 2 * (c // 3)) + n * (c // 3) + 2 * n * n)])
+def test_sample_reports_kernel_entries(name, expected):
+    X = np.random.default_rng(1).normal(size=(40, 2))
+    info = {}
+    idx = sampling.sample(name, X, "gaussian", c=7, seed=0, info=info)
+    assert len(idx) == 7
+    assert info["kernel_entries"] == expected(40, 7)
+    assert info["seconds"] >= 0
+    info = {}
+    sampling.choose_landmarks(X, "gaussian", landmarks=np.arange(3), info=info)
+    assert info == {"kernel_entries": 0, "seconds": 0.0}

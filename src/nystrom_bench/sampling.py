@@ -36,10 +36,12 @@ Adding a sampler: write a function and decorate it with ``@register("name")``.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ._names import unknown
-from .kernels import as_2d, issparse, make
+from .kernels import as_2d, counting, issparse, make
 from .lowrank import RCOND, lowrank_pinv_factor, top_eigh
 from .seeding import check_random_state
 
@@ -56,14 +58,15 @@ class Sketch(np.ndarray):
         return np.asarray(array, dtype=np.float64).view(cls)
 
 
-def register(name, needs_y=False, replace=False, sparse=True):
+def register(name, needs_y=False, replace=False, sparse=True, reports_info=False):
     """Decorator adding a sampler function to the registry under ``name``.
 
     ``needs_y=True`` marks samplers that use the training targets (``y=`` option).  Registering a
     name that exists is an error unless ``replace=True``.  ``sparse=False`` marks a sampler that needs a dense X
     (:func:`sample` then refuses a sparse one, naming the samplers that accept it).  A registration lives in the process that
     ran it: for parallel workers (``GridSearchCV(n_jobs=...)``) pass the function itself as the
-    sampler, or register it in a module the workers import.
+    sampler, or register it in a module the workers import.  ``reports_info=True`` marks a sampler
+    that takes an ``info=`` dict and adds to it what a caller can reuse (see :func:`sample`).
     """
 
     def deco(func):
@@ -76,12 +79,14 @@ def register(name, needs_y=False, replace=False, sparse=True):
         func.sampler_name = name
         func.needs_y = needs_y
         func.accepts_sparse = sparse
+        func.reports_info = reports_info
         return func
 
     return deco
 
 
-def choose_landmarks(X, kernel, c=None, *, sampler="uniform", landmarks=None, seed=None, y=None, **options):
+def choose_landmarks(X, kernel, c=None, *, sampler="uniform", landmarks=None, seed=None, y=None, info=None,
+                     **options):
     """The landmarks of a Nystrom approximation: ``landmarks`` as given (checked), else ``c`` drawn by ``sampler``.
 
     The first half of the one landmark pipeline (:func:`nystrom_bench.approx.landmark_operator` builds
@@ -101,6 +106,8 @@ def choose_landmarks(X, kernel, c=None, *, sampler="uniform", landmarks=None, se
         :class:`Sketch`.
     seed : None, int, SeedSequence or Generator
     y : array-like of shape (n,), default=None
+    info : dict, default=None
+        Filled as by :func:`sample` (given landmarks cost nothing: ``kernel_entries = 0``).
     **options
         Sampler options (:func:`sample`).
 
@@ -109,6 +116,8 @@ def choose_landmarks(X, kernel, c=None, *, sampler="uniform", landmarks=None, se
     ndarray or Sketch
         What :func:`sample` returns, or the checked ``landmarks``.
     """
+    if landmarks is not None and info is not None:
+        info.update(kernel_entries=0, seconds=0.0)
     if isinstance(landmarks, Sketch):
         return landmarks
     if landmarks is not None:
@@ -125,7 +134,7 @@ def choose_landmarks(X, kernel, c=None, *, sampler="uniform", landmarks=None, se
         return L
     if c is None:
         raise ValueError("choose_landmarks: give the number of landmarks c or the landmarks themselves")
-    return sample(sampler, X, kernel, c=c, seed=seed, y=y, **options)
+    return sample(sampler, X, kernel, c=c, seed=seed, y=y, info=info, **options)
 
 
 def needs_y(name):
@@ -138,7 +147,7 @@ def available(sparse=False):
     return sorted(k for k, f in _REGISTRY.items() if not sparse or getattr(f, "accepts_sparse", True))
 
 
-def sample(name, X, kernel, c, seed=None, **options):
+def sample(name, X, kernel, c, seed=None, *, info=None, **options):
     """Choose ``c`` landmarks of X with the sampler ``name``.
 
     Parameters
@@ -154,6 +163,12 @@ def sample(name, X, kernel, c, seed=None, **options):
     **options
         Sampler-specific options (e.g. ``replace=True`` for ``column_norm``).  ``y=`` is accepted by
         every sampler: those that do not use targets ignore it, so one loop can call them all.
+    info : dict, default=None
+        If given, filled with what the draw cost: ``kernel_entries`` (the kernel entries the sampler
+        evaluated, counted by :func:`nystrom_bench.kernels.counting`: ``uniform`` 0, ``kmeans`` 0 -- it
+        evaluates distances, not the kernel) and ``seconds`` (wall time).  A sampler may add more
+        (e.g. ``factor``: an ``(n, c)`` F with ``F F^T`` the Nystrom approximation on its landmarks,
+        which a caller can use instead of evaluating ``K(X, X_landmarks)`` again).
 
     Returns
     -------
@@ -181,12 +196,22 @@ def sample(name, X, kernel, c, seed=None, **options):
                          " (c > n only when drawing with replacement)")
     if getattr(func, "needs_y", False) and options.get("y") is None:
         raise ValueError(f"sampler {name!r} needs the training targets: pass y=")
+    kern = make(kernel)
+    if info is not None:
+        kern = counting(kern)
+        if getattr(func, "reports_info", False):
+            options["info"] = info
+        t0 = time.perf_counter()
     try:
-        return func(X, make(kernel), c, check_random_state(seed), **options)
+        out = func(X, kern, c, check_random_state(seed), **options)
     except TypeError as exc:
         if "unexpected keyword" in str(exc):
             raise ValueError(f"sampler {name!r}: {exc}") from None
         raise
+    if info is not None:
+        info["seconds"] = time.perf_counter() - t0
+        info["kernel_entries"] = kern.entries
+    return out
 
 
 #: above this many points the exact-leverage sampler warns (it forms K)

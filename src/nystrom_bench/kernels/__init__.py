@@ -44,7 +44,7 @@ Gaussian(gamma=0.125)
 
 from __future__ import annotations
 
-from .base import DEFAULT_BLOCK_BYTES, Kernel, _blas_threads  # noqa: F401 - benchmarks read _blas_threads
+from .base import DEFAULT_BLOCK_BYTES, Kernel, _blas_threads, counting  # noqa: F401 - benchmarks read _blas_threads
 from .blas import (
                    DTYPES,
                    as_2d,
@@ -66,6 +66,7 @@ from .spec import WIDTH_KEYS, available, check_spec, from_spec, make, spec_keys
 
 __all__ = [
     "Kernel",
+    "counting",
     "Gaussian",
     "Laplacian",
     "Polynomial",

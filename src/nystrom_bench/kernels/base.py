@@ -7,7 +7,7 @@ import numpy as np
 
 from .blas import as_2d, as_float64, check_dtype, dot_t, matmul_t, n_rows, row_sq_norms
 
-__all__ = ["Kernel", "DEFAULT_BLOCK_BYTES"]
+__all__ = ["Kernel", "DEFAULT_BLOCK_BYTES", "counting"]
 
 #: default size of one block of kernel values (bytes); 4 MiB keeps a block in L2/L3.
 DEFAULT_BLOCK_BYTES = 4 * 2**20
@@ -252,6 +252,55 @@ class Kernel:
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({args})"
+
+
+_COUNTING_CLASSES = {}
+
+
+def counting(kernel):
+    """A copy of ``kernel`` that counts the kernel entries it evaluates, in ``.entries`` (an int).
+
+    Every evaluation path goes through one row block at a time (``_fill_rows``: ``__call__``,
+    :meth:`~Kernel.blocks`, the streamed products) or :meth:`~Kernel.diag`, so the count is exact:
+    ``K(X, Y)`` adds ``n_X n_Y``, ``diag(X)`` adds ``n_X`` (``K(X)`` therefore adds ``n^2 + n``: its
+    diagonal is evaluated again to make it exact).  Thread-safe; the original kernel is untouched.
+    :func:`nystrom_bench.sampling.sample` uses it to report what a sampler evaluated.
+
+    >>> import numpy as np
+    >>> from nystrom_bench import kernels
+    >>> k = kernels.counting(kernels.make("gaussian", gamma=1.0))
+    >>> X = np.zeros((10, 2))
+    >>> _ = k(X, X[:3]); _ = k.diag(X)
+    >>> k.entries
+    40
+    """
+    import copy
+    import threading
+
+    base = type(kernel)
+    if getattr(base, "_counts_entries", False):
+        base = base.__mro__[1]
+    cls = _COUNTING_CLASSES.get(base)
+    if cls is None:
+        def _fill_rows(self, X, Y, aux, sl, out):
+            with self._entries_lock:
+                self.entries += int(out.size)
+            return base._fill_rows(self, X, Y, aux, sl, out)
+
+        def diag(self, X):
+            d = base.diag(self, X)
+            with self._entries_lock:
+                self.entries += int(np.shape(d)[0])
+            return d
+
+        cls = _COUNTING_CLASSES[base] = type(base.__name__, (base,), {
+            "_fill_rows": _fill_rows, "diag": diag, "_counts_entries": True, "__module__": base.__module__,
+            "__qualname__": base.__qualname__})
+    out = copy.copy(kernel)
+    out.__class__ = cls
+    out.entries = 0
+    out._entries_lock = threading.Lock()
+    return out
 
 
 def _blas_threads():
