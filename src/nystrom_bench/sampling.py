@@ -16,6 +16,8 @@ not data points -- a ``(c, d)`` float array of points (``kmeans``) or an
 ``adaptive_ms``        adaptive, label-weighted residual (Ding et al. (AAAI 2019), Algorithm 2; needs y)
 ``uniform_adaptive2``  c/3 uniform, then 2 rounds ``p_j ~ ||(K - P_C K)[:, j]||^2`` (Wang & Zhang 2013)
 ``gaussian_sketch``    ``S ~ N(0, 1/c)^{n x c}``, ``C = K S`` (SPSD sketch)
+``bless``              bottom-up ridge leverage score sampling (Rudi et al. 2018; ``rejection=``: BLESS-R)
+``kdpp``               exact k-DPP, ``P(S) ~ det(K_S)`` (Kulesza & Taskar 2011; forms K)
 =====================  ==============================================================  Call them through
 :func:`sample`, which resolves the seed and checks the arguments:
 
@@ -349,6 +351,326 @@ def ridge_leverage(X, kernel, c, rng, accelerated=False):
             chosen = _draw(rng, levs, c)
             return np.sort(perm[chosen])
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+# -- BLESS (Rudi et al., NeurIPS 2018) and the exact k-DPP (Kulesza & Taskar, ICML 2011) -------------
+
+#: above this many points the exact k-DPP sampler warns (it forms K and its full eigendecomposition)
+KDPP_WARN_N = 5000
+
+#: BLESS with ``lam=None`` stops its path at this lambda (relative to kappa^2) if the estimated
+#: effective dimension never reaches c (K of numerical rank below c)
+BLESS_LAM_FLOOR = 1e-12
+
+
+def _bless_option(value, default, name, low):
+    value = default if value is None else float(value)
+    if not np.isfinite(value) or value < low:
+        raise ValueError(f"bless: {name} must be a number >= {low:g}, got {value!r}")
+    return value
+
+
+def _bless_scorer(X, kernel, cand, diag_cand, D, A):
+    """``mu -> k_ii - k_iD (K_DD + mu A)^-1 k_Di`` for i in ``cand`` (the unnormalised residual).
+
+    With ``A^-1/2 K_DD A^-1/2 = V diag(s) V^T`` (one symmetric eigendecomposition of the |D| x |D|
+    matrix, no inverse), ``(K_DD + mu A)^-1 = A^-1/2 V diag(1 / (s + mu)) V^T A^-1/2``, so with
+    ``Z = K_UD A^-1/2 V`` the quadratic form is ``sum_m Z_im^2 / (s_m + mu)``: after the one
+    ``|U| |D|^2`` product, each mu costs ``|U| |D|`` -- what lets :func:`bless` solve for the lambda
+    at which the estimated effective dimension is c.  Cost: ``|U| |D|`` kernel entries,
+    ``O(|D|^3 + |U| |D|^2)`` time.
+    """
+    from scipy import linalg
+
+    if len(D) == 0:
+        return lambda mu: diag_cand.copy()
+    r = 1.0 / np.sqrt(A)
+    B = kernel(X[D]) * r[:, None] * r[None, :]
+    s, V = linalg.eigh((B + B.T) / 2, check_finite=False)
+    s = np.maximum(s, 0.0)
+    Z2 = kernel(X[cand], X[D]) @ (r[:, None] * V)
+    Z2 *= Z2
+    return lambda mu: np.maximum(diag_cand - Z2 @ (1.0 / (s + mu)), 0.0)
+
+
+def _bless_path(X, kernel, rng, lam=None, c=None, q1=None, q2=None, step=None, rejection=False):
+    """BLESS / BLESS-R's path of lambdas; the final candidates, their approximate scores, lambda, d_eff.
+
+    ``lam`` given: the path is geometric from ``lambda_0 = kappa^2`` down to ``lam``.  ``lam=None``:
+    the path goes down by ``step`` until the estimated effective dimension reaches ``c``, then the
+    last step's lambda is solved for (on that step's candidates and dictionary) so that it equals c.
+    Returns ``(candidates, scores, lam, d_eff, dictionary_size)``.
+    """
+    from scipy.optimize import brentq
+
+    n = X.shape[0]
+    q1 = _bless_option(q1, 2.0, "q1", 1.0)
+    q2 = _bless_option(q2, 2.0, "q2", 1.0)
+    step = _bless_option(step, 2.0, "step", 1.0 + 1e-9)
+    diag = np.asarray(kernel.diag(X), dtype=np.float64)
+    kappa2 = float(diag.max()) if n else 0.0
+    if not kappa2 > 0 or not np.isfinite(kappa2):
+        raise ValueError(f"bless: the kernel's diagonal must be positive and finite (max K_ii = {kappa2!r}); "
+                         "use a positive definite kernel such as 'gaussian'")
+    lam0 = kappa2  # lambda_0 = kappa^2 / min(t, 1) with t = 1: d_eff(lambda_0) <= 1
+    if lam is not None:
+        lam = float(lam)
+        if not lam > 0 or not np.isfinite(lam):
+            raise ValueError(f"bless: lam must be a positive number, got {lam!r}")
+        H = max(1, int(np.ceil(np.log(lam0 / lam) / np.log(step) - 1e-9)))
+        path = list(np.geomspace(lam0, lam, H + 1)[1:]) if lam < lam0 else [lam]
+    else:
+        H = max(1, int(np.ceil(np.log(1.0 / BLESS_LAM_FLOOR) / np.log(step))))
+        path = [lam0 / step**h for h in range(1, H + 1)]
+    D, A = np.zeros(0, dtype=np.int64), np.zeros(0)
+    for h, lam_h in enumerate(path):
+        last = h == len(path) - 1
+        # uniform candidates U_h: |U_h| = q1 min(kappa^2 / lambda_h, n) (BLESS) or Bernoulli(beta_h) (BLESS-R)
+        if rejection:
+            beta = min(q1 * kappa2 / (lam_h * n), 1.0)
+            cand = np.flatnonzero(rng.random(n) < beta)
+            if len(cand) == 0:
+                cand = rng.choice(n, size=1)
+        else:
+            R = int(min(n, np.ceil(q1 * min(kappa2 / lam_h, n))))
+            cand = np.sort(rng.choice(n, size=R, replace=False))
+        if lam is not None and last and c is not None and len(cand) < c:
+            extra = rng.choice(np.setdiff1d(np.arange(n), cand), size=c - len(cand), replace=False)
+            cand = np.sort(np.concatenate([cand, extra]))
+        resid = _bless_scorer(X, kernel, cand, diag[cand], D, A)
+
+        def scores(mu):
+            return np.minimum(resid(mu) / mu, 1.0)
+
+        scale = n / len(cand)  # each candidate stands for n / |U_h| points
+
+        def d_eff(mu):
+            return scale * scores(mu).sum()
+
+        mu = lam_h * n
+        ell = scores(mu)
+        d_h = scale * ell.sum()
+        if lam is None and d_h >= c:
+            hi = lam0 * step * n
+            while d_eff(hi) >= c:  # (not expected: d_eff(hi) <= kappa^2 / (lam0 step) < 1 <= c)
+                hi *= step
+            mu = float(np.exp(brentq(lambda t: d_eff(np.exp(t)) - c, np.log(mu), np.log(hi), xtol=1e-6)))
+            ell = scores(mu)
+            d_h = scale * ell.sum()
+            last = True
+        if last:
+            if len(cand) < (c or 0):
+                extra = rng.choice(np.setdiff1d(np.arange(n), cand), size=c - len(cand), replace=False)
+                cand = np.concatenate([cand, extra])
+                ell = np.minimum(_bless_scorer(X, kernel, cand, diag[cand], D, A)(mu) / mu, 1.0)
+            return cand, ell, mu / n, d_h, len(D)
+        # resample the dictionary J_h with probability ~ the approximate scores
+        if rejection:  # BLESS-R: keep u with probability min(q2 l~_u, beta) / beta; A = min(q2 l~_u, beta)
+            incl = np.minimum(q2 * ell, beta)
+            keep = rng.random(len(cand)) < incl / beta
+            if not keep.any():
+                keep[np.argmax(ell)] = True
+            D, A = cand[keep], incl[keep]
+        else:  # BLESS: M_h = q2 d_h draws from U_h ~ l~, A_j = (|U_h| M_h / n) p_j / (times j was drawn)
+            p = ell / ell.sum() if ell.sum() > 0 else np.full(len(cand), 1.0 / len(cand))
+            M = max(1, int(np.ceil(q2 * d_h)))
+            picks, counts = np.unique(rng.choice(len(cand), size=M, replace=True, p=p), return_counts=True)
+            D, A = cand[picks], (len(cand) * M / n) * p[picks] / counts
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def bless_scores(X, kernel, lam, rng=None, *, q1=None, q2=None, step=None, rejection=False):
+    """BLESS's approximate lambda-ridge leverage scores of a uniform candidate set of X.
+
+    Runs the path of :func:`bless` down to ``lam`` and returns the last step's candidates with
+    their estimates of ``l_i(lam) = (K (K + lam n I)^-1)_ii`` (the paper's normalisation),
+    ``l~_i = (K_ii - k_iD (K_DD + lam n A)^-1 k_Di) / (lam n)`` clipped to 1, D the previous
+    step's dictionary with weights A (Rudi et al., NeurIPS 2018, eq. 6).
+
+    Parameters
+    ----------
+    X : array or sparse matrix of shape (n, d)
+    kernel : Kernel or str
+    lam : float
+        The target regularisation lambda > 0 (``lam n`` is added to K).
+    rng : None, int, SeedSequence or Generator
+    q1, q2, step, rejection
+        As in :func:`bless`.
+
+    Returns
+    -------
+    indices : ndarray of int
+        The scored points (the last step's uniform candidates; all n when ``q1 kappa^2 / lam >= n``).
+    scores : ndarray
+        Their approximate ridge leverage scores.
+    """
+    X = as_2d(X)
+    cand, ell, _, _, _ = _bless_path(X, make(kernel), check_random_state(rng), lam=lam, q1=q1, q2=q2,
+                                     step=step, rejection=rejection)
+    return cand, ell
+
+
+@register("bless", reports_info=True)
+def bless(X, kernel, c, rng, lam=None, q1=None, q2=None, step=None, rejection=False, info=None):
+    """Bottom-up leverage score sampling: BLESS, Rudi, Calandriello, Carratino & Rosasco, "On fast
+    leverage score sampling and optimal learning", NeurIPS 2018, Algorithm 1 (``rejection=True``:
+    BLESS-R, their Algorithm 2).
+
+    Never forms K.  Along a decreasing path ``lambda_0 = kappa^2 > lambda_1 > ... > lambda_H``
+    (``lambda_h = lambda_{h-1} / step``, ``kappa^2 = max_i K_ii``; the paper's
+    ``lambda_0 = kappa^2 / min(t, 1)`` with t = 1), step h
+
+    1. draws ``|U_h| = q1 min(kappa^2 / lambda_h, n)`` uniform candidates (BLESS-R: each point with
+       probability ``beta_h = min(q1 kappa^2 / (lambda_h n), 1)``);
+    2. estimates their lambda_h-ridge leverage scores ``l_i(lambda) = (K (K + lambda n I)^-1)_ii`` from
+       the previous dictionary D with weights A:
+       ``l~_i = (K_ii - k_iD (K_DD + lambda n A)^-1 k_Di) / (lambda n)`` (eq. 6), and the effective
+       dimension ``d_h = (n / |U_h|) sum_U l~_i``;
+    3. resamples the dictionary: ``M_h = q2 d_h`` draws from U_h with probability ~ l~ (with
+       replacement; a point drawn m times is kept once with weight ``A_j = (|U_h| M_h / n) p_j / m``,
+       which gives the same estimator); BLESS-R keeps u with probability
+       ``min(q2 l~_u, beta_h) / beta_h`` and ``A_u = min(q2 l~_u, beta_h)``.
+
+    The landmarks: ``c`` distinct indices drawn (:func:`_draw`) from the last step's candidates with
+    probability ~ their scores.  ``lam`` given: the path ends at ``lam``.  ``lam=None`` (default):
+    the path goes on until ``d_h >= c``; on that step the lambda in ``[lambda_h, lambda_0)`` at which
+    the estimated effective dimension equals c is solved for (Brent's method on log lambda, with the
+    step's candidates and the previous dictionary, which is accurate for any lambda >= lambda_{h-1}
+    / step; each trial costs ``O(|U| |D|)`` after one eigendecomposition).  If ``d_h`` never reaches
+    c (numerical rank of K below c), the path stops at ``BLESS_LAM_FLOOR kappa^2`` and the draw gives
+    the points without score a tiny uniform mass.  ``info`` (through ``sampling.sample(info=...)``)
+    gets ``lam`` (the final lambda) and ``d_eff`` (its estimated effective dimension).
+
+    Cost: ``O(n |D| (d + |D|))`` time over the path (``|U_h| <= n``, ``|D| ~ q2 d_eff``), memory
+    ``O(n |D|)``; K is seen through kernel blocks only, so sparse X works.
+
+    Parameters
+    ----------
+    lam : float, optional
+        Target lambda (paper normalisation, ``K + lam n I``).  Default: chosen so that d_eff ~ c.
+    q1 : float, default=2
+        Oversampling of the uniform candidates (>= 1).
+    q2 : float, default=2
+        Oversampling of the dictionary (>= 1).
+    step : float, default=2
+        Ratio ``lambda_{h-1} / lambda_h`` (the paper's q, > 1).
+    rejection : bool, default=False
+        BLESS-R (Algorithm 2) instead of BLESS.
+
+    Notes
+    -----
+    Follows the reference code (github.com/LCSL/bless, ``bless.py``, which implements BLESS-R) in
+    clipping the estimates at 1, in the weighted form ``(K_DD + lambda n A)`` of the estimator, and in
+    the default oversampling (its ``qbar = 2`` for both q1 and q2).  Differs: the uniform candidates
+    of BLESS are distinct (the paper draws with replacement); the path starts at ``kappa^2`` with
+    ``step`` 2 (the reference: H = log n geometric steps from lambda n = n, with lambda n = 2 at the
+    end); the estimator uses an eigendecomposition instead of the reference's SVD with a
+    pseudo-inverse threshold (``K_DD + lambda n A`` is positive definite); BLESS-R's ``beta_h`` is the
+    paper's ``q1 kappa^2 / (lambda n)``, the reference bounds each point by ``q K_ii / (K_ii + lambda n)``;
+    the final selection is c distinct points (the paper returns the dictionary J_H), and ``lam=None``
+    (solving for d_eff = c) is ours.
+    """
+    cand, ell, lam_final, d_eff, _ = _bless_path(X, kernel, rng, lam=lam, c=c, q1=q1, q2=q2, step=step,
+                                                 rejection=rejection)
+    if info is not None:
+        info.update(lam=float(lam_final), d_eff=float(d_eff))
+    return np.sort(cand[_draw(rng, ell, c)])
+
+
+def log_elementary_symmetric(eigenvalues, k):
+    """``E[l, m] = log e_l(lambda_1, ..., lambda_m)`` for ``l = 0..k``, ``m = 0..N`` (shape (k+1, N+1)).
+
+    The recursion of Kulesza & Taskar, "Determinantal point processes for machine learning",
+    Foundations and Trends in ML 2012, Algorithm 7: ``e_l^m = e_l^{m-1} + lambda_m e_{l-1}^{m-1}``,
+    ``e_0^m = 1``, ``e_l^0 = 0`` (l >= 1), carried out in log space (``logaddexp``) so that it neither
+    overflows nor underflows for k in the thousands.  Zero eigenvalues give ``-inf`` terms; negative
+    ones are an error.  O(N k) time.
+    """
+    lams = np.asarray(eigenvalues, dtype=np.float64).ravel()
+    if np.any(lams < 0) or not np.all(np.isfinite(lams)):
+        raise ValueError("log_elementary_symmetric: eigenvalues must be finite and >= 0 (clip round-off first)")
+    k = int(k)
+    N = len(lams)
+    E = np.full((k + 1, N + 1), -np.inf)
+    E[0, :] = 0.0
+    with np.errstate(divide="ignore"):
+        loglam = np.log(lams)
+    for m in range(1, N + 1):
+        E[1:, m] = np.logaddexp(E[1:, m - 1], loglam[m - 1] + E[:-1, m - 1])
+    return E
+
+
+def _kdpp_eigenvectors(rng, lams, k):
+    """Kulesza & Taskar (2012), Algorithm 8: the k eigenvector indices of a k-DPP's elementary DPP."""
+    E = log_elementary_symmetric(lams, k)
+    with np.errstate(divide="ignore"):
+        loglam = np.log(lams)
+    chosen, left = [], k
+    for m in range(len(lams), 0, -1):
+        if left == 0:
+            break
+        # P(take m | k left) = lambda_m e_{k-1}^{m-1} / e_k^m (= 1 when m == k left)
+        if np.log(rng.random()) < loglam[m - 1] + E[left - 1, m - 1] - E[left, m]:
+            chosen.append(m - 1)
+            left -= 1
+    return np.asarray(chosen[::-1], dtype=np.int64)
+
+
+def _projection_dpp(rng, V):
+    """Exact sample of the projection DPP with kernel ``V V^T`` (V: n x k, orthonormal columns).
+
+    Kulesza & Taskar (2012), Algorithm 1, second loop, in the chain-rule form: point i next with
+    probability ~ ``||V_i||^2`` minus its projection on the chosen points, updated by Gram-Schmidt
+    (one column of the conditional projection kernel per step): O(n k^2) time, O(n k) memory.
+    """
+    n, k = V.shape
+    norms2 = np.einsum("ij,ij->i", V, V)
+    basis = np.zeros((n, k))
+    chosen = []
+    for t in range(k):
+        p = np.maximum(norms2, 0.0)
+        p[chosen] = 0.0
+        i = int(rng.choice(n, p=p / p.sum()))
+        v = V @ V[i] - basis[:, :t] @ basis[i, :t]
+        v /= np.sqrt(v[i])
+        basis[:, t] = v
+        norms2 -= v * v
+        chosen.append(i)
+    return np.asarray(chosen, dtype=np.int64)
+
+
+@register("kdpp")
+def kdpp(X, kernel, c, rng):
+    """Exact k-DPP with ``L = K``: ``P(S) = det(K_S) / e_c(eigenvalues of K)`` over the c-subsets S.
+
+    Kulesza & Taskar, "k-DPPs: fixed-size determinantal point processes", ICML 2011, Algorithm 1:
+    eigendecompose K (forms K: small n only), choose c eigenvectors by the elementary symmetric
+    polynomials (:func:`log_elementary_symmetric`; Kulesza & Taskar 2012, Algorithms 7-8), then
+    sample the projection DPP they span (:func:`_projection_dpp`).  O(n^3) time, O(n^2) memory.
+
+    Eigenvalues below ``n eps lambda_max`` count as 0; K of numerical rank below c has no c-subset
+    with positive probability: ``ValueError`` naming the rank.  The reference implementation is
+    dppy (Gautier, Polito, Bardenet & Valko, JMLR 2019), ``FiniteDPP('likelihood', L=K).sample_exact_k_dpp``
+    -- not a dependency here.
+    """
+    from scipy import linalg
+
+    n = X.shape[0]
+    if n > KDPP_WARN_N:
+        import warnings
+
+        warnings.warn(f"sampler 'kdpp' forms the {n} x {n} kernel matrix and its full eigendecomposition "
+                      f"({2 * 8 * n * n / 2**30:.1f} GiB, ~n^3 time: about KDPP_SECONDS_AT_5000 s at n = 5,000); 'bless' and "
+                      "'ridge_leverage' sample by approximate ridge leverage scores in O(n c^2) without forming K",
+                      UserWarning, stacklevel=3)
+    lams, U = linalg.eigh(kernel(X), check_finite=False)
+    lams = np.where(lams > n * np.finfo(np.float64).eps * max(lams[-1], 0.0), lams, 0.0)
+    rank = int(np.count_nonzero(lams))
+    if rank < c:
+        raise ValueError(f"sampler 'kdpp': K has numerical rank {rank} < c = {c}, so every {c}-subset has "
+                         f"determinant 0; ask for at most {rank} landmarks or use another sampler "
+                         "(e.g. 'ridge_leverage' or 'uniform')")
+    return np.sort(_projection_dpp(rng, U[:, _kdpp_eigenvectors(rng, lams, c)]))
 
 
 def _adaptive(X, kernel, c, rng, s, score, rank):
