@@ -19,7 +19,7 @@ LAYERS = [
     {"kernels", "data", "results", "lowrank"},
     {"sampling", "criteria", "solvers", "integration"},
     {"approx"},
-    {"learners"},
+    {"learners", "spectrum"},
     {"selection"},
     {"methods"},
     {"stats", "tracking"},

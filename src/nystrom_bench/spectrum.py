@@ -40,6 +40,7 @@ import numpy as np
 from scipy import linalg
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 
+from . import approx
 from .kernels import as_2d, make
 from .seeding import check_random_state
 
@@ -116,8 +117,7 @@ def nystrom_factor(X, kernel, landmarks=None, factor=None):
     if landmarks is None:
         raise ValueError("nystrom_factor: pass landmarks= (indices into X, (c, d) points, or a Sketch) or "
                          "factor= (an (n, r) F with F F^T the approximation, e.g. a sampler's info['factor'])")
-    from . import approx  # the one Nystrom build: the same W^+ cut as every approximation in the project
-
+    # the one Nystrom build: the same W^+ cut as every approximation in the project
     return np.asarray(approx.build("nystrom", X, make(kernel), landmarks=landmarks).factor(), dtype=np.float64)
 
 
