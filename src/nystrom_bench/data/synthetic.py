@@ -1,5 +1,6 @@
 """Seeded synthetic generators: Chen et al.'s f1-f4 (GNKR), Friedman #1, Ding et al.'s (TNNLS 2020) MCM grid,
-and scalable data for performance studies.
+scalable data for performance studies, and data sets with a known kernel-spectrum structure for the
+landmark-sampler study (unequal clusters, outliers, fast and slow spectral decay).
 
 :func:`generate` is the registry's ``synthetic:<kind>`` dispatch: the pool of points
 is fixed per data set (seed 0); splits and training noise vary with the split seed.
@@ -12,7 +13,8 @@ import numpy as np
 from ..seeding import rng as seeded_rng
 from .errors import DataError
 
-__all__ = ["generate", "make_mcm_grid", "make_scalable"]
+__all__ = ["generate", "make_mcm_grid", "make_scalable", "make_unequal_clusters", "make_outliers",
+           "make_fast_decay", "make_slow_decay"]
 
 
 def _gnkr_function(fn, n, rng):
@@ -65,6 +67,132 @@ def make_scalable(n_samples, n_features, seed=0, noise=0.1):
     return X, y
 
 
+# -- data sets with a known spectral structure (the samplers study: when do non-uniform landmarks pay?) --------
+def _rng(seed):
+    return seed if isinstance(seed, np.random.Generator) else seeded_rng(int(seed), "structure")
+
+
+def make_unequal_clusters(n_big=1500, n_small=15, n_clusters=30, spacing=1.0, spread=0.1, seed=0):
+    """One big cluster and ``n_clusters - 1`` small ones in 2-D, well separated: a few points carry the spectrum.
+
+    Cluster centres lie on a near-square grid with ``spacing`` between neighbours; each cluster is an
+    isotropic Gaussian of sd ``spread`` (``spacing / spread = 10`` by default: the clusters do not
+    touch).  One cluster, at a random grid cell, holds ``n_big`` points, the others ``n_small`` each
+    (issue 35's acceptance case: 1,500 and 29 x 15).  At a width near the cluster size the kernel
+    matrix is close to block-diagonal; each small cluster is an eigen-direction that c uniform landmarks
+    miss with probability about ``(1 - n_small / n)^c``, while ridge-leverage or pivoted-Cholesky
+    landmarks find it.  The target is constant on a cluster -- a smooth function of its centre,
+    ``f(c) = sin(1.7 c_1) + cos(2.3 c_2)`` -- so a missed cluster costs test error.  Rows are shuffled.
+
+    Returns
+    -------
+    X : ndarray of shape (n_big + (n_clusters - 1) n_small, 2)
+    y : ndarray of shape (n,)
+        Noise-free; the registry adds training noise (``train_noise_sd``).
+    """
+    rng = _rng(seed)
+    n_clusters, n_big, n_small = int(n_clusters), int(n_big), int(n_small)
+    cols = int(np.ceil(np.sqrt(n_clusters)))
+    cells = np.stack(np.divmod(np.arange(n_clusters), cols), axis=1)[:, ::-1].astype(np.float64)
+    centres = float(spacing) * (cells - cells.mean(axis=0))
+    sizes = np.full(n_clusters, n_small)
+    sizes[rng.integers(n_clusters)] = n_big
+    label = np.repeat(np.arange(n_clusters), sizes)
+    X = centres[label] + float(spread) * rng.standard_normal((len(label), 2))
+    f = np.sin(1.7 * centres[:, 0]) + np.cos(2.3 * centres[:, 1])
+    order = rng.permutation(len(label))
+    return X[order], f[label][order]
+
+
+def _smooth_target(X, rng):
+    """``sin(X w) + 0.5 cos(X v)`` with fixed random unit directions w, v (as :func:`make_scalable`)."""
+    w, v = rng.normal(size=(2, X.shape[1]))
+    return np.sin(X @ (w / np.linalg.norm(w))) + 0.5 * np.cos(X @ (v / np.linalg.norm(v)))
+
+
+def make_outliers(n_samples=2000, n_features=5, outlier_fraction=0.02, radius=10.0, seed=0):
+    """A standard Gaussian cloud in ``n_features`` dimensions with a fraction of far, isolated outliers.
+
+    ``round(outlier_fraction n)`` points lie at distance ``radius`` (default 10 standard deviations, 4 to
+    5 times the cloud's typical radius ``sqrt(d)``) from the origin in uniformly random directions, so far
+    from the cloud and from each other that at the median width each is nearly a kernel block of its
+    own: its ridge leverage score is near 1 while the bulk's are small (high coherence).  The target
+    ``sin(x w) + 0.5 cos(x v)`` (fixed unit directions w, v) is the same smooth function everywhere.
+    Rows are shuffled.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+        Noise-free; the registry adds training noise.
+    """
+    rng = _rng(seed)
+    n, d = int(n_samples), int(n_features)
+    n_out = int(round(float(outlier_fraction) * n))
+    X = rng.standard_normal((n, d))
+    u = rng.standard_normal((n_out, d))
+    X[:n_out] = float(radius) * u / np.linalg.norm(u, axis=1, keepdims=True)
+    X = X[rng.permutation(n)]
+    return X, _smooth_target(X, rng)
+
+
+def make_fast_decay(n_samples=2000, n_features=10, noise=1e-3, seed=0):
+    """Points on a smooth closed curve in ``n_features`` dimensions, with tiny noise: a fast spectral decay.
+
+    ``t ~ U[0, 1)``; the curve is ``(cos 2 pi t, sin 2 pi t, cos 4 pi t, sin 4 pi t) A`` with a fixed
+    random orthonormal 4 x ``n_features`` map A (a 1-D manifold in a 4-D subspace), plus N(0, noise^2)
+    in every coordinate.  A Gaussian kernel at the median width sees a one-dimensional set: its
+    eigenvalues fall geometrically (a low numerical rank), so a few landmarks of any kind capture it.
+    Target: ``sin(4 pi t)``, smooth along the curve.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    """
+    rng = _rng(seed)
+    n, d = int(n_samples), int(n_features)
+    if d < 4:
+        raise ValueError(f"make_fast_decay: n_features must be >= 4 (the curve spans 4 dimensions), got {d}")
+    A = np.linalg.qr(rng.standard_normal((d, 4)))[0].T
+    t = rng.uniform(size=n)
+    a = 2 * np.pi * t
+    X = np.stack([np.cos(a), np.sin(a), np.cos(2 * a), np.sin(2 * a)], axis=1) @ A
+    X += float(noise) * rng.standard_normal((n, d))
+    return X, np.sin(2 * a)
+
+
+def make_slow_decay(n_samples=2000, n_features=20, seed=0):
+    """Uniform points in the cube ``[0, 1]^n_features``: a slow spectral decay, high effective dimension.
+
+    In 20 dimensions pairwise distances concentrate, so a Gaussian kernel at the median width is
+    close to ``a I + b 1 1^T``: after the top eigenvalue the spectrum is nearly flat and every point
+    equally important (leverage scores nearly equal) -- the case where no sampler beats uniform.
+    Target: ``sin(pi u)`` with ``u = (x - 1/2) . 1 / sqrt(n_features)`` (sd about 0.29), a smooth
+    function of one direction (exact KRR at the median width: test R^2 about 0.92; ``sin(2 pi u)``
+    was too fast for 1,400 points in 20-D, R^2 about 0.2-0.3).
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    """
+    rng = _rng(seed)
+    n, d = int(n_samples), int(n_features)
+    X = rng.uniform(size=(n, d))
+    u = (X - 0.5).sum(axis=1) / np.sqrt(d)
+    return X, np.sin(np.pi * u)
+
+
+#: the structure generators by registry kind: ``synthetic:<kind>`` with the function's keyword ``params``
+STRUCTURE_KINDS = {
+    "unequal_clusters": make_unequal_clusters,
+    "outliers": make_outliers,
+    "fast_decay": make_fast_decay,
+    "slow_decay": make_slow_decay,
+}
+
+
 def generate(kind, params, name):
     """``(X, y)`` of the registry's ``synthetic:<kind>`` data set ``name`` with ``params``."""
     # the pool of points is fixed per data set (seed 0); splits and noise vary with the seed
@@ -85,4 +213,9 @@ def generate(kind, params, name):
             noise=float(params.get("noise", 1.0)),
             random_state=int(rng.integers(2**31 - 1)),
         )
+    if kind in STRUCTURE_KINDS:
+        try:
+            return STRUCTURE_KINDS[kind](**params, seed=rng)
+        except TypeError as exc:
+            raise DataError(f"data set {name!r}: bad params for synthetic:{kind}: {exc}") from None
     raise DataError(f"unknown synthetic generator {kind!r} (data set {name!r})")
