@@ -184,12 +184,72 @@ def make_slow_decay(n_samples=2000, n_features=20, seed=0):
     return X, np.sin(np.pi * u)
 
 
+def make_smile(n_samples=10000, seed=0):
+    """Chen, Epperly, Tropp & Webber's (CPAM 2024) "smile" test set (Figure 1): a face in 2-D.
+
+    Two eyes -- ``ceil(sqrt(n))`` points each, uniform in unit discs centred at (-4, 4) and (4, 4) --,
+    a mouth -- ``ceil(n / 10)`` evenly spaced points on ``y = x^2 / 16 - 5``, ``|x| <= 5`` -- and the
+    outline -- the rest, evenly spaced on the circle of radius 10.  The paper uses it with a Gaussian
+    kernel of bandwidth 2 (``exp(-|x - y|^2 / (2 * 2^2))``, i.e. ``gamma = 1/8``): the eyes are small dense
+    clusters that uniform landmarks undersample.  As described in the paper's reference code
+    (``gallery.smile`` of github.com/eepperly/Randomly-Pivoted-Cholesky); the paper uses no target, so the
+    target here is a smooth function of position, ``sin(x_1 / 3) + cos(x_2 / 4)``, for the test-error metric.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, 2)
+    y : ndarray of shape (n_samples,)
+    """
+    rng = _rng(seed)
+    n = int(n_samples)
+    n_eye, n_mouth = int(np.ceil(np.sqrt(n))), int(np.ceil(n / 10))
+    n_face = n - 2 * n_eye - n_mouth
+    if n_face < 1:
+        raise ValueError(f"make_smile: n_samples = {n} is too small for two eyes and a mouth (need at least 16)")
+    r, phi = np.sqrt(rng.uniform(size=2 * n_eye)), rng.uniform(0, 2 * np.pi, size=2 * n_eye)
+    eyes = np.stack([r * np.cos(phi), r * np.sin(phi) + 4.0], axis=1)
+    eyes[:n_eye, 0] -= 4.0
+    eyes[n_eye:, 0] += 4.0
+    x = np.linspace(-5.0, 5.0, n_mouth)
+    mouth = np.stack([x, x**2 / 16.0 - 5.0], axis=1)
+    theta = np.linspace(0, 2 * np.pi, n_face)
+    face = 10.0 * np.stack([np.cos(theta), np.sin(theta)], axis=1)
+    X = np.vstack([eyes, mouth, face])[rng.permutation(n)]
+    return X, np.sin(X[:, 0] / 3.0) + np.cos(X[:, 1] / 4.0)
+
+
+def make_spiral(n_samples=10000, seed=0):
+    """Chen, Epperly, Tropp & Webber's (CPAM 2024) "spiral" test set (Figure 1): outliers on a spiral arm.
+
+    ``t = (2 s)^6`` for ``s`` evenly spaced in [0, 1], points ``e^{t/5} (cos t, sin t)``: most points crowd
+    near the origin while the arm's outer turns (radius up to ``e^{12.8}``, about 3.6e5) hold a few isolated
+    points.  The paper uses a Gaussian kernel of bandwidth 1000 (``gamma = 1 / (2 * 1000^2) = 5e-7``): each
+    outer point is nearly its own kernel block, so greedy pivoting spends its pivots there and uniform
+    sampling misses them.  As in the paper's reference code (``gallery.robspiral``); the target (the paper
+    has none) is ``sin(2 pi s)`` of the arm position, smooth along the spiral.  Deterministic (``seed`` only
+    shuffles the rows).
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, 2)
+    y : ndarray of shape (n_samples,)
+    """
+    rng = _rng(seed)
+    s = np.linspace(0.0, 1.0, int(n_samples))
+    t = (2.0 * s) ** 6
+    X = np.exp(0.2 * t)[:, None] * np.stack([np.cos(t), np.sin(t)], axis=1)
+    order = rng.permutation(len(s))
+    return X[order], np.sin(2 * np.pi * s)[order]
+
+
 #: the structure generators by registry kind: ``synthetic:<kind>`` with the function's keyword ``params``
 STRUCTURE_KINDS = {
     "unequal_clusters": make_unequal_clusters,
     "outliers": make_outliers,
     "fast_decay": make_fast_decay,
     "slow_decay": make_slow_decay,
+    "smile": make_smile,
+    "spiral": make_spiral,
 }
 
 
