@@ -98,6 +98,8 @@ QUESTIONS = [
      "free": ["sampler"], "needs": ["cv"], "time": True},
     {"id": "solver", "question": "Which solver and precision?", "role": ["solver", "dtype"], "time": True},
     {"id": "budget", "question": "How many landmarks?", "role": ["budget"]},
+    {"id": "nonuniform", "question": "When do non-uniform landmarks beat uniform?", "role": ["sampler"],
+     "kind": "property", "reference": "uniform"},
     {"id": "consistency", "question": "How fast does the approximate criterion become consistent?", "role": [],
      "claims": {"rule": "slope_below", "slope": "l"}},
 ]
@@ -346,6 +348,9 @@ def study_answers(df, info, coord_roles=None, questions=None):
     coords = list(info.get("coords", []))
     out = []
     for q in questions:
+        if q.get("kind") == "property":
+            out += property_records(df, info, q, methods)
+            continue
         rankings = [("method", g) for g in contender_groups(methods, q)]
         for coord, role in coord_roles.items():
             if role in q.get("role", []) and coord in df and role != "budget":
@@ -396,6 +401,172 @@ def _yardstick(df, column, name, metric):
         return False
     v = df.loc[df[column].map(_key) == str(name), metric].dropna()
     return bool(len(v)) and bool((v == 0).all())
+
+
+# -- "When do non-uniform landmarks beat uniform?": the gain over uniform against data-set properties ------
+#: the prefix of the result columns (or params) that hold a data set's properties (e.g. ``prop_coherence``)
+PROPERTY_PREFIX = "prop_"
+#: errors are floored here before a log-ratio (relative errors in [0, 1]: below it is round-off)
+ERROR_FLOOR = 1e-10
+#: the standard error factor of Fisher's z for Spearman's rho: 1.06 / sqrt(n - 3) (Fieller, Hartley & Pearson,
+#: Biometrika 44, 1957)
+SPEARMAN_SE = 1.06
+
+
+def property_columns(df):
+    """``df`` with its data-set property columns (``prop_*``): as they are, or read from the ``params`` JSON
+    column where a study records them there; ``(frame, [column names])``."""
+    if df is None or not len(df):
+        return df, []
+    cols = [c for c in df.columns if str(c).startswith(PROPERTY_PREFIX)]
+    if not cols and "params" in df:
+        parsed = [json.loads(p) if isinstance(p, str) else (p if isinstance(p, dict) else {}) for p in df["params"]]
+        keys = sorted({k for p in parsed for k in p if str(k).startswith(PROPERTY_PREFIX)})
+        if keys:
+            df = df.assign(**{k: [_number(p.get(k)) for p in parsed] for k in keys})
+            cols = keys
+    return df, cols
+
+
+def _number(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def spearman(x, y, confidence=0.95):
+    """Spearman's rank correlation of ``x`` and ``y`` with SciPy's two-sided p-value and a ``confidence``
+    interval by Fisher's z with standard error ``1.06 / sqrt(n - 3)`` (Fieller, Hartley & Pearson, Biometrika
+    1957): ``{"rho", "p", "ci": [low, high], "n"}`` (NaN where fewer than 4 finite pairs or a constant side)."""
+    from scipy import stats as sps
+
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    n = len(x)
+    nan = {"rho": float("nan"), "p": float("nan"), "ci": [float("nan"), float("nan")], "n": int(n)}
+    if n < 4 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return nan
+    res = sps.spearmanr(x, y)
+    rho, p = float(res.statistic), float(res.pvalue)
+    z, half = np.arctanh(np.clip(rho, -0.999999, 0.999999)), sps.norm.ppf(0.5 + confidence / 2) * SPEARMAN_SE / np.sqrt(n - 3)
+    return {"rho": rho, "p": p, "ci": [float(np.tanh(z - half)), float(np.tanh(z + half))], "n": int(n)}
+
+
+def _gain_side(g):
+    """The paired test of one side of a split: Wilcoxon's signed-rank test of the units' log-ratios against 0,
+    with the Hodges-Lehmann median ratio and its 95% interval (:func:`nystrom_bench.stats.compare_pair` on
+    ``exp(g)`` against 1)."""
+    g = np.asarray(g, dtype=np.float64)
+    if not len(g):
+        return {"n": 0, "estimate": None, "ci": [None, None], "p": None}
+    c = stats.compare_pair(np.exp(g), np.ones(len(g)), True, effect="ratio")
+    return {"n": int(len(g)), "estimate": _jsonable(c["estimate"]), "ci": [_jsonable(c["ci_low"]), _jsonable(c["ci_high"])],
+            "p": _jsonable(c["p"]), "better": int(c["better"]), "worse": int(c["worse"])}
+
+
+def unit_gains(df, metric, column, reference, contenders, units, cells):
+    """Per unit (a data set, and a kernel where it varies) and contender: the median over the unit's paired
+    cells (seed, coords) of ``log(metric / metric of the reference)``, errors floored at :data:`ERROR_FLOOR`;
+    ``{contender: Series indexed by unit}`` (negative = lower than the reference)."""
+    sub = df[df[metric].notna()]
+    sub = sub.assign(**{column: sub[column].map(_key)})
+    wide = stats.pivot_pairs(sub[sub[column].isin([reference, *contenders])], metric, column, cells)
+    if reference not in wide:
+        return {}
+    ref = np.log(np.maximum(wide[reference].astype(float), ERROR_FLOOR))
+    out = {}
+    for name in contenders:
+        if name not in wide:
+            continue
+        lr = (np.log(np.maximum(wide[name].astype(float), ERROR_FLOOR)) - ref).dropna()
+        if len(lr):
+            out[name] = lr.groupby(level=units).median()
+    return out
+
+
+def property_records(df, info, question, methods=None):
+    """The answer records of a ``kind: "property"`` question (:data:`QUESTIONS`: "When do non-uniform landmarks
+    beat uniform?") for one study, or ``[]`` where it does not apply: the study's rows carry data-set
+    properties (:func:`property_columns`) and its methods differ in the question's role (``sampler``) with
+    the question's ``reference`` value (``uniform``) among them.
+
+    On the study's primary metric: the unit is a data set (with its kernel, where the study has several: each
+    is its own kernel matrix with its own properties); per unit and non-reference contender the *gain* is the
+    median log-ratio against the reference over the paired seeds and coords (:func:`unit_gains`; negative =
+    lower error than uniform).  Per contender: the median gain over units with Wilcoxon's test against 0
+    (:func:`_gain_side`); per contender and property: Spearman's rho between gain and property across units
+    with its p-value and Fisher-z 95% interval (:func:`spearman`), and the units split at the property's
+    median with the paired test on each side.  Holm's correction runs over every (contender, property)
+    correlation; ``predictor`` names the (contender, property) with the smallest Holm p where it is below 5%
+    (ties: larger |rho|), else None.
+    """
+    methods = methods if methods is not None else ((info.get("config") or {}).get("methods") or {})
+    metric = info.get("primary_metric")
+    if df is None or not len(df) or metric not in df or metric not in (info.get("metrics") or {}):
+        return []
+    df, props = property_columns(df)
+    if not props:
+        return []
+    label, lower = info["metrics"][metric]
+    block_cols = [b for b in info.get("block_cols", ["dataset", "kernel", "seed"]) if b in df]
+    units = [b for b in block_cols if b != "seed" and (b == "dataset" or df[b].nunique() > 1)]
+    coords = list(info.get("coords", []))
+    cells = [*block_cols, *_varying(df, coords, "method")]
+    out = []
+    for group in contender_groups(methods, {"role": question["role"]}):
+        values = dict(group)
+        refs = [n for n, v in group if v == question["reference"]]
+        if not refs:
+            continue
+        ref = refs[0]
+        others = [n for n, _ in group if n != ref]
+        gains = unit_gains(df, metric, "method", ref, others, units, cells)
+        if not gains:
+            continue
+        unit_props = df.groupby(units)[props].median()
+        samplers, tests = [], []
+        for name, g in gains.items():
+            pv = unit_props.reindex(g.index)
+            entry = {"name": name, "value": values[name], "n_units": int(len(g)),
+                     "median_gain": _jsonable(float(np.exp(np.median(g)))), **{"overall": _gain_side(g.to_numpy())},
+                     "properties": {}}
+            for prop in props:
+                x = pv[prop].to_numpy(dtype=float)
+                corr = spearman(x, g.to_numpy())
+                ok = np.isfinite(x)
+                med = float(np.median(x[ok])) if ok.any() else float("nan")
+                low, high = g.to_numpy()[ok & (x <= med)], g.to_numpy()[ok & (x > med)]
+                entry["properties"][prop] = {**{k: _jsonable(v) for k, v in corr.items() if k != "ci"},
+                                             "ci": [_jsonable(v) for v in corr["ci"]],
+                                             "median": _jsonable(med), "low": _gain_side(low), "high": _gain_side(high)}
+                tests.append((name, prop, corr["p"]))
+            samplers.append(entry)
+        finite = [(n, pr, p) for n, pr, p in tests if p is not None and math.isfinite(p)]
+        adjusted = dict(zip([(n, pr) for n, pr, _ in finite], stats.holm([p for *_, p in finite]), strict=True)) \
+            if finite else {}
+        for e in samplers:
+            for prop, d in e["properties"].items():
+                d["p_holm"] = _jsonable(adjusted.get((e["name"], prop)))
+        samplers.sort(key=lambda e: (math.log(e["median_gain"]) if e["median_gain"] else 0.0) * (1 if lower else -1))
+        best = None
+        for e in samplers:
+            for prop, d in e["properties"].items():
+                if d["p_holm"] is not None and d["p_holm"] < ALPHA:
+                    key = (d["p_holm"], -abs(d["rho"]))
+                    if best is None or key < best[0]:
+                        best = (key, {"sampler": e["name"], "value": e["value"], "property": prop,
+                                      "property_name": prop[len(PROPERTY_PREFIX):], "rho": d["rho"], "ci": d["ci"],
+                                      "p": d["p"], "p_holm": d["p_holm"], "low": d["low"], "high": d["high"],
+                                      "median": d["median"]})
+        out.append({"question": question["id"], "asks": question["question"], "study": info.get("study", ""),
+                    "kind": "property", "role": "/".join(question["role"]), "column": "method", "metric": metric,
+                    "label": label, "lower_is_better": bool(lower), "timing": False, "headline": True,
+                    "reference": ref, "units": units, "n_units": int(max(len(g) for g in gains.values())),
+                    "n_datasets": int(df["dataset"].nunique()), "properties": props, "samplers": samplers,
+                    "n_tests": len(finite), "predictor": None if best is None else best[1]})
+    return out
 
 
 def write_answers(records, path):
@@ -475,6 +646,85 @@ def _verdict(r):
     return "no significant difference"
 
 
+def _ranking(r):
+    """A ranking record (contenders with mean ranks), not a budget or property record."""
+    return r.get("kind") not in ("budget", "property")
+
+
+def _unit_words(r):
+    units = [u for u in r.get("units", ["dataset"]) if u != "dataset"]
+    return "data set" + "".join(f" and {u}" for u in units)
+
+
+def _gains_text(r, top=None):
+    """'rpcholesky -12%, kmeans -9.5% (+11 more)': each contender's median change against the reference over
+    the units (a data set, and its kernel), best first."""
+    shown = r["samplers"][:top] if top else r["samplers"]
+    more = len(r["samplers"]) - len(shown)
+    return ", ".join(f"{_show(e)} {_pct(e['median_gain'])}" for e in shown) + (f" (+{more} more)" if more else "")
+
+
+def _side_text(side, p_values=True):
+    if not side or not side.get("n"):
+        return "no units"
+    ci = side.get("ci") or [None, None]
+    return (f"{_effect_text('ratio', side['estimate'], *ci)} over {side['n']}"
+            + (f", p = {fmt_p(side['p'])}" if p_values else ""))
+
+
+def _predictor_text(r, p_values=True):
+    """Which property predicts the gain (or that none does), with its evidence."""
+    best = r.get("predictor")
+    if best is None:
+        strongest = None
+        for e in r["samplers"]:
+            for prop, d in e["properties"].items():
+                if d.get("rho") is not None and (strongest is None or abs(d["rho"]) > abs(strongest[2]["rho"])):
+                    strongest = (e, prop, d)
+        text = (f"no property predicts the gain at 5% (Holm over {r.get('n_tests', 0)} sampler x property "
+                "correlations)")
+        if strongest:
+            e, prop, d = strongest
+            text += (f"; strongest: {_show(e)} with {prop[len(PROPERTY_PREFIX):]}, Spearman rho = "
+                     f"{fmt_num(d['rho'], 2)} [{fmt_num(d['ci'][0], 2)}, {fmt_num(d['ci'][1], 2)}]"
+                     + (f", Holm p = {fmt_p(d['p_holm'])}" if p_values else ""))
+        return text
+    name = best["property_name"]
+    grows = (best["rho"] < 0) == bool(r["lower_is_better"])  # the log-ratio falls (lower is better) as it grows
+    return (f"{name} predicts the gain of {best['sampler']} (the gain is larger where {name} is "
+            f"{'higher' if grows else 'lower'}): Spearman rho = {fmt_num(best['rho'], 2)} "
+            f"[{fmt_num(best['ci'][0], 2)}, {fmt_num(best['ci'][1], 2)}] across {r['n_units']} units"
+            + (f", Holm p = {fmt_p(best['p_holm'])} ({r.get('n_tests', 0)} tests)" if p_values else "")
+            + f"; {name} <= {fmt_num(best['median'], 3)}: {_side_text(best['low'], p_values)}, above: "
+            + _side_text(best["high"], p_values))
+
+
+def property_text(r, p_values=True):
+    """One paragraph for a property record: each sampler's gain over the reference, then the property that
+    predicts it (or that none does)."""
+    lead = r["samplers"][0] if r["samplers"] else None
+    direction = "lower" if r["lower_is_better"] else "higher"
+    text = (f"{r['study']}, {r['label']} ({direction} is better): median change against {r['reference']} per "
+            f"{_unit_words(r)} ({r['n_units']} units of {r['n_datasets']} data sets; the median log-ratio over the "
+            f"paired seeds and grid points of each unit) {_gains_text(r)}")
+    if lead and p_values:
+        o = lead["overall"]
+        text += (f". {_show(lead)} against {r['reference']} over the units: {_side_text(o)}, better in "
+                 f"{o.get('better', 0)}, worse in {o.get('worse', 0)}")
+    return text + ". " + _predictor_text(r, p_values)[:1].upper() + _predictor_text(r, p_values)[1:] + "."
+
+
+def property_summary(r):
+    """The one-line answer of a property record."""
+    lead = r["samplers"][0] if r["samplers"] else None
+    head = (f"{r['study']}: {_show(lead)} gains most over {r['reference']} ({_pct(lead['median_gain'])}, median over "
+            f"{r['n_units']} units)" if lead else f"{r['study']}: no contender")
+    best = r.get("predictor")
+    tail = (f"{best['property_name']} predicts the gain of {best['sampler']} (Spearman rho = {fmt_num(best['rho'], 2)}, "
+            f"Holm 5%)" if best else "no data-set property predicts the gain (Holm 5%)")
+    return f"{head}; {tail}."
+
+
 def answer_text(r, p_values=True):
     """One sentence for an answer record: ranking, test, effect, n (``p_values``: with them)."""
     if r.get("kind") == "budget":
@@ -484,6 +734,8 @@ def answer_text(r, p_values=True):
                 f"{MIN_EFFECT:.0%}")
         return (f"{r['study']}, {r['label']} ({'lower' if r['lower_is_better'] else 'higher'} is better): "
                 f"{r['column']} = {r['value']:g}, {what}" + (f" ({r['evidence']})." if p_values else "."))
+    if r.get("kind") == "property":
+        return property_text(r, p_values)
     p = r.get("pair") or {}
     direction = "lower" if r["lower_is_better"] else "higher"
     fried = r.get("friedman")
@@ -511,6 +763,8 @@ def question_summary(question, records, claims=None):
             return (f"{len(claims)} claim(s) answer it: "
                     + ", ".join(f"{n} {v}" for v, n in verdict_counts(claims).items()) + ".")
         return "Not answered by this run: none of its studies ran."
+    if recs[0].get("kind") == "property":
+        return " ".join(property_summary(r) for r in recs)
     parts = {}
     for r in recs:
         if r.get("kind") == "budget":
@@ -538,12 +792,27 @@ def answer_lines(records, p_values=True):
 #: the answers table's ranking and effect columns: what each number is (mean or median, per data set or pooled)
 RANK_COL = "mean rank over data sets (1 = best)"
 PAIR_COL = "best vs runner-up: median change [95% CI], pooled runs"
+#: the same columns' headers for a property record ("When do non-uniform landmarks beat uniform?")
+PROPERTY_COLS = {RANK_COL: "median change vs the reference per data set (best first)",
+                 PAIR_COL: "which data-set property predicts the gain", "paired runs": "units (data set x kernel)"}
 
 
 def answers_table(records, p_values=True):
     """The records as one table (``results/answers.csv``, the HTML report's and the summary's table)."""
     rows = []
     for r in records:
+        if r.get("kind") == "property":
+            best = r.get("predictor")
+            rows.append({"question": r["asks"], "study": r["study"], "metric": r["label"],
+                         "better": "lower" if r["lower_is_better"] else "higher",
+                         RANK_COL: "gain over " + r["reference"] + ": " + _gains_text(r, 3),
+                         PAIR_COL: _predictor_text(r, p_values=False),
+                         "answer": (f"{best['property_name']} predicts the gain of {best['sampler']}" if best else
+                                    "no property predicts the gain"),
+                         "data sets": r["n_datasets"], "paired runs": r["n_units"],
+                         **({"Holm p": fmt_p(best["p_holm"]) if best else "", "Friedman p": ""} if p_values else {}),
+                         "headline": r.get("headline", False)})
+            continue
         if r.get("kind") == "budget":
             rows.append({"question": r["asks"], "study": r["study"], "metric": r["label"],
                          "better": "lower" if r["lower_is_better"] else "higher",
@@ -604,7 +873,7 @@ def claim_questions(ledger, records, claims=None):
                  if v is not None}
         found = []
         for r in records:
-            if r["study"] != row.get("study") or r.get("kind") == "budget" or r.get("column") != column:
+            if r["study"] != row.get("study") or not _ranking(r) or r.get("column") != column:
                 continue
             if named and named <= {str(x["name"]) for x in r["contenders"]} and r["question"] not in found:
                 found.append(r["question"])
@@ -644,7 +913,7 @@ def _task(metric):
 def _first(records, question, task=None, timing=False, study=None, metric=None):
     """The first ranking record of ``question`` on a ``task`` metric (any record), else a headline one."""
     for r in records:
-        if (r["question"] == question and (r.get("headline") or task or metric) and r.get("kind") != "budget"
+        if (r["question"] == question and (r.get("headline") or task or metric) and _ranking(r)
                 and bool(r.get("timing")) == timing and (task is None or _task(r["metric"]) == task)
                 and (study is None or r["study"] == study) and (metric is None or r["metric"] == metric)):
             return r
@@ -814,10 +1083,14 @@ def markdown(found, ledger, provenance_line=""):
     out += ["", ANSWERS_HEADING, "", ANSWERS_NOTE, ""]
     for a in found["answers"]:
         out += [f"**{a['question']}** {a['summary']}", ""]
-        table = answers_table([r for r in a["records"] if r.get("headline")])
+        heads = [r for r in a["records"] if r.get("headline")]
+        table = answers_table(heads)
         if len(table):
             cols = ["study", "metric", "better", RANK_COL, PAIR_COL, "answer",
                     "data sets", "paired runs", "Holm p"]
+            if all(r.get("kind") == "property" for r in heads):  # headers that say what these numbers are
+                table = table.rename(columns=PROPERTY_COLS)
+                cols = [PROPERTY_COLS.get(c, c) for c in cols]
             out += _md_table(table, cols) + [""]
         claim_lines = a["claims"] if not len(table) else []
         out += [f"- {line}" for line in claim_lines] + ([""] if claim_lines else [])
@@ -921,7 +1194,7 @@ def answer_figure(records, out_png, question=None):
     the most data sets).  Returns ``(out_png, caption)`` or None."""
     from .report import cd_figure
 
-    recs = [r for r in records if r.get("headline") and not r.get("timing") and r.get("kind") != "budget"
+    recs = [r for r in records if r.get("headline") and not r.get("timing") and _ranking(r)
             and len(r["contenders"]) >= 3 and r.get("friedman") and (question is None or r["question"] == question)]
     if not recs:
         return None
@@ -953,7 +1226,7 @@ def _answers_pdf_table(records):
         "study": t["study"],
         "metric (better)": [f"{_short(m, 26)} ({b})" for m, b in zip(t["metric"], t["better"], strict=True)],
         "mean rank per data set (1 = best)": [
-            t[RANK_COL].iloc[i] if r.get("kind") == "budget" else _ranking_text(r, 3) for i, r in enumerate(recs)],
+            _ranking_text(r, 3) if _ranking(r) else _short(t[RANK_COL].iloc[i], 150) for i, r in enumerate(recs)],
         "best vs runner-up [95% CI]": t[PAIR_COL].map(lambda s: _short(s, 90)),
         "answer": t["answer"].map(lambda s: _short(s, 60)),
         "sets/runs": [f"{d}/{n}" if d != "" else "" for d, n in zip(t["data sets"], t["paired runs"], strict=True)]})

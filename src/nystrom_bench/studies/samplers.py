@@ -31,7 +31,8 @@ params.alpha``, on the same exact subsample size; computed once per data set, se
 ``prop_d_eff_ratio``, ``prop_decay``, ``prop_coherence``, ``prop_leverage_gini``: the findings' question
 "When do non-uniform landmarks beat uniform?" correlates the gain over uniform with them.
 
-Common random numbers: every sampler and m of a (data set, seed) starts from the same stream
+The m of the grid run on a data set are those up to half its training points (a small set runs the
+smaller m only; the config check refuses a set where none fits).  Common random numbers: every sampler and m of a (data set, seed) starts from the same stream
 (:meth:`Study.rng_names` default), as the other studies.  A sampler that cannot run on a data set
 (it declares ``max_n`` and the training part is larger, or it needs a dense X) is not faked: its rows carry
 no metric and the param ``skipped`` with the reason.
@@ -48,6 +49,28 @@ from . import Study, register
 
 #: the properties of :func:`nystrom_bench.spectrum.properties`, as the prefix of the params that hold them
 PROP_PREFIX = "prop_"
+
+
+def spectral_norm(A):
+    """``||A||_2`` of a symmetric A: the largest eigenvalue magnitude, by Lanczos (ARPACK ``eigsh``, k = 1,
+    tolerance 1e-10) with a full ``eigvalsh`` where ARPACK does not converge or A is tiny.
+
+    :func:`nystrom_bench.spectrum.subsample_errors` takes ``eigvalsh`` below 1,000 rows; at the study's
+    exact block of 400-500 rows Lanczos took a quarter of its time (2.7 vs 11.6 ms, measured on a Gaussian
+    kernel residual at 500 rows, one thread), and the study takes one per cell.
+    """
+    from scipy import linalg
+    from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+
+    m = A.shape[0]
+    if m > 20:
+        try:
+            return float(abs(eigsh(A, k=1, which="LM", return_eigenvectors=False, tol=1e-10,
+                                   v0=np.full(m, 1.0 / np.sqrt(m)))[0]))
+        except ArpackNoConvergence:
+            pass
+    w = linalg.eigvalsh(A, check_finite=False)
+    return float(max(abs(w[0]), abs(w[-1])))
 
 
 def _int(default, minimum=1, description=""):
@@ -93,30 +116,40 @@ class SamplersStudy(Study):
     def check_params(self, params):
         super().check_params(params)
         p = self.resolve_params(params)
-        if max(p["m"]) > p["max_train"]:
-            raise ValueError(f"parameter 'm': {max(p['m'])} landmarks, but max_train is {p['max_train']}; lower m "
-                             "or raise max_train")
+        if max(p["m"]) > p["max_train"] // 2:
+            raise ValueError(f"parameter 'm': {max(p['m'])} landmarks, but max_train is {p['max_train']} and m may "
+                             "be at most half the training points; lower m or raise max_train")
 
-    def landmark_counts(self, params):
-        return list(self.resolve_params(params)["m"])
+    def check_data(self, params, dataset, n_train):
+        p = self.resolve_params(params)
+        n = min(int(n_train), p["max_train"]) if n_train is not None else None
+        if n is not None and min(p["m"]) > n // 2:
+            return (f"{dataset!r} has {n} training points: every m of the grid ({p['m']}) exceeds half of them; add "
+                    f"a smaller m or drop the data set")
+        return None
 
     def coord_grid(self, params, method, dataset):
-        return [{"m": int(m)} for m in params["m"]]
+        """The m of the grid up to half the training points (``dataset["n_train"]``, set by :meth:`prepare`):
+        a small data set runs the smaller m only."""
+        n = dataset.get("n_train")
+        return [{"m": int(m)} for m in params["m"] if n is None or int(m) <= int(n) // 2]
 
     # -- the learning problem ------------------------------------------------------------------------------
     def prepare(self, split, params):
         """The training part subsampled to ``max_train`` points and the test part to ``max_test`` (uniformly,
-        from the (data set, seed) stream; scaling was fitted on the whole training part)."""
+        from the (data set, seed) stream; scaling was fitted on the whole training part); ``info["n_train"]``
+        the training points kept (:meth:`coord_grid` reads it)."""
         rng = seeding.rng(split.seed, self.name, split.name, "subsample")
         tr, te = len(split.y_train), len(split.y_test)
         keep_tr = np.sort(rng.choice(tr, params["max_train"], replace=False)) if tr > params["max_train"] else None
         keep_te = np.sort(rng.choice(te, params["max_test"], replace=False)) if te > params["max_test"] else None
         if keep_tr is None and keep_te is None:
-            return split
+            return dataclasses.replace(split, info={**split.info, "n_train": tr})
         keep_tr = np.arange(tr) if keep_tr is None else keep_tr
         keep_te = np.arange(te) if keep_te is None else keep_te
         return dataclasses.replace(split, X_train=split.X_train[keep_tr], y_train=split.y_train[keep_tr],
-                                   X_test=split.X_test[keep_te], y_test=split.y_test[keep_te], info=dict(split.info))
+                                   X_test=split.X_test[keep_te], y_test=split.y_test[keep_te],
+                                   info={**split.info, "n_train": len(keep_tr)})
 
     def targets(self, split):
         from ..learners.krr import ovr_targets
@@ -136,6 +169,29 @@ class SamplersStudy(Study):
         return trial.shared(("exact_rows", n), lambda: spectrum.subsample(n, trial.params["exact_points"],
                                                                             trial.stream("exact_rows")))
 
+    def _exact_block(self, trial):
+        """``(idx, K_SS, ||K_SS||_F, ||K_SS||_2)`` of this (data set, seed, kernel): evaluated once and shared
+        by every sampler and m, so a cell pays only for its residual."""
+        X, idx = trial.split.X_train, self._exact_rows(trial)
+
+        def make():
+            K = np.asarray(trial.kernel(X[idx]), dtype=np.float64)
+            K = (K + K.T) / 2
+            return idx, K, float(np.linalg.norm(K)), spectral_norm(K)
+
+        return trial.shared(("exact_block", trial.kernel_label, len(X)), make)
+
+    def approximation_errors(self, trial, F):
+        """``{"frobenius", "spectral"}``: :func:`nystrom_bench.spectrum.subsample_errors` on the shared exact
+        block (the same numbers; the block and its norms are computed once per data set, seed and kernel)."""
+        idx, K, norm_f, norm_2 = self._exact_block(trial)
+        if norm_2 <= 0:
+            raise ValueError("samplers: the exact kernel block is zero; relative errors need a non-zero K")
+        FS = F[idx]
+        R = K - FS @ FS.T
+        R = (R + R.T) / 2
+        return {"frobenius": float(np.linalg.norm(R) / norm_f), "spectral": spectral_norm(R) / norm_2}
+
     def score(self, prediction, trial):
         from .. import spectrum
         from ..learners.krr import ovr_predict
@@ -148,7 +204,7 @@ class SamplersStudy(Study):
             return dict.fromkeys(self.metrics, float("nan"))
         X, kern = split.X_train, trial.kernel
         F = est.factor_
-        errs = spectrum.subsample_errors(X, kern, F, self._exact_rows(trial))
+        errs = self.approximation_errors(trial, F)
         kind, state = trial.state
         if kind == "regression":
             resid = prediction + state - split.y_test
