@@ -82,13 +82,21 @@ def make_unequal_clusters(n_big=1500, n_small=15, n_clusters=30, spacing=1.0, sp
     matrix is close to block-diagonal; each small cluster is an eigen-direction that c uniform landmarks
     miss with probability about ``(1 - n_small / n)^c``, while ridge-leverage or pivoted-Cholesky
     landmarks find it.  The target is constant on a cluster -- a smooth function of its centre,
-    ``f(c) = sin(1.7 c_1) + cos(2.3 c_2)`` -- so a missed cluster costs test error.  Rows are shuffled.
+    ``f(c) = sin(1.7 c_1) + cos(2.3 c_2 + 1)`` (30 distinct values, sd about 1) -- so a missed cluster
+    costs test error.  Rows are shuffled.
 
     Returns
     -------
     X : ndarray of shape (n_big + (n_clusters - 1) n_small, 2)
     y : ndarray of shape (n,)
         Noise-free; the registry adds training noise (``train_noise_sd``).
+
+    Examples
+    --------
+    >>> from nystrom_bench.data.synthetic import make_unequal_clusters
+    >>> X, y = make_unequal_clusters(seed=0)
+    >>> X.shape, len(set(y.round(12)))   # 30 clusters, one target value each
+    ((1935, 2), 30)
     """
     rng = _rng(seed)
     n_clusters, n_big, n_small = int(n_clusters), int(n_big), int(n_small)
@@ -99,7 +107,7 @@ def make_unequal_clusters(n_big=1500, n_small=15, n_clusters=30, spacing=1.0, sp
     sizes[rng.integers(n_clusters)] = n_big
     label = np.repeat(np.arange(n_clusters), sizes)
     X = centres[label] + float(spread) * rng.standard_normal((len(label), 2))
-    f = np.sin(1.7 * centres[:, 0]) + np.cos(2.3 * centres[:, 1])
+    f = np.sin(1.7 * centres[:, 0]) + np.cos(2.3 * centres[:, 1] + 1.0)
     order = rng.permutation(len(label))
     return X[order], f[label][order]
 
@@ -125,6 +133,14 @@ def make_outliers(n_samples=2000, n_features=5, outlier_fraction=0.02, radius=10
     X : ndarray of shape (n_samples, n_features)
     y : ndarray of shape (n_samples,)
         Noise-free; the registry adds training noise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_bench.data.synthetic import make_outliers
+    >>> X, y = make_outliers(seed=0)
+    >>> X.shape, int((np.linalg.norm(X, axis=1) > 7).sum())
+    ((2000, 5), 40)
     """
     rng = _rng(seed)
     n, d = int(n_samples), int(n_features)
@@ -149,6 +165,15 @@ def make_fast_decay(n_samples=2000, n_features=10, noise=1e-3, seed=0):
     -------
     X : ndarray of shape (n_samples, n_features)
     y : ndarray of shape (n_samples,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_bench.data.synthetic import make_fast_decay
+    >>> X, y = make_fast_decay(seed=0)
+    >>> sv = np.linalg.svd(X - X.mean(axis=0), compute_uv=False)
+    >>> X.shape, bool(sv[3] > 100 * sv[4])   # four directions hold the curve
+    ((2000, 10), True)
     """
     rng = _rng(seed)
     n, d = int(n_samples), int(n_features)
@@ -176,6 +201,13 @@ def make_slow_decay(n_samples=2000, n_features=20, seed=0):
     -------
     X : ndarray of shape (n_samples, n_features)
     y : ndarray of shape (n_samples,)
+
+    Examples
+    --------
+    >>> from nystrom_bench.data.synthetic import make_slow_decay
+    >>> X, y = make_slow_decay(seed=0)
+    >>> X.shape, bool(0 <= X.min() and X.max() <= 1)
+    ((2000, 20), True)
     """
     rng = _rng(seed)
     n, d = int(n_samples), int(n_features)
