@@ -244,3 +244,78 @@ def test_fit_path_validates_the_estimator_params(reg):
     X, y, _, _ = reg
     with pytest.raises(ValueError, match="sampler"):
         GNKR(sampler="leverage").fit_path(X, y, SIGMAS, LAMS)
+
+
+# -- work shared across widths (issue 39): the same bits as the plain per-(sigma, lambda) computation -------
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Kernel blocks of 7 rows and Gram chunks of 512 rows: several of each on small data, so the shared
+    distances must follow the library's blocking to give its bits."""
+    monkeypatch.setattr(kernels.Kernel, "_rows_per_block", lambda self, m: 7)
+    monkeypatch.setattr(kernels.Kernel, "GRAM_CHUNK_BYTES", 1)  # gram's floor: 512-row chunks
+
+
+@pytest.mark.parametrize("d", [1, 3])
+@pytest.mark.parametrize("how", ["uniform", "fixed"])
+@pytest.mark.parametrize("m", [20, 50])
+def test_shared_distances_path_equals_plain_fits_bit_for_bit(d, how, m, small_blocks):
+    """Epanechnikov widths sharing one matrix of squared distances (uniform or fixed landmarks): every
+    (sigma, lambda) coefficient vector and prediction equals gnkr_path / kern(X, Z) of that pair alone."""
+    rng = np.random.default_rng(d + m)
+    X, Xt = rng.uniform(-3, 3, size=(1100, d)), rng.uniform(-3, 3, size=(90, d))
+    y = np.sin(X).sum(axis=1) + 0.1 * rng.normal(size=1100)
+    sigmas = [1e-3, 0.2, 1.0, 30.0]
+    fixed = np.sort(rng.choice(1100, m))  # with repeats
+    path = GNKR(kernel="epanechnikov", n_components=m, sampler="uniform", random_state=4).fit_path(
+        X, y, sigmas, LAMS, landmarks=fixed if how == "fixed" else None)
+    assert all(Z is path.path_landmarks_[0] for Z in path.path_landmarks_)  # one landmark set, shared
+    P = path.predict_path(Xt)
+    idx = path.path_indices_[0]
+    for i, s in enumerate(sigmas):
+        kern = kernels.make("epanechnikov", sigma=s)
+        for j, lam in enumerate(LAMS):
+            np.testing.assert_array_equal(path.path_coef_[i][j], gnkr_path(X, y, X[idx], kern, [lam])[0])
+        # predict_path's product over all lambdas at once (a GEMM, not one GEMV per lambda)
+        np.testing.assert_array_equal(P[i], (kern(Xt, X[idx]) @ path.path_coef_[i].T).T)
+
+
+@pytest.mark.parametrize("d", [1, 3])
+def test_shared_gram_and_column_norms_equal_the_kernels_bit_for_bit(d, small_blocks):
+    from nystrom_bench.learners.gnkr import (_epanechnikov_column_norm_probabilities, _gram_rows, _row_blocks,
+                                             _SquaredDistances)
+
+    rng = np.random.default_rng(d)
+    X = rng.normal(size=(1300, d))
+    Z, y = X[rng.choice(1300, 30)], rng.normal(size=(1300, 2))  # 2-D y: C^T y for several targets
+    kerns = [kernels.make("epanechnikov", sigma=s) for s in (0.05, 0.5, 5.0)]
+    dist = _SquaredDistances(X, Z, _row_blocks(kerns[0], 1300, 30, _gram_rows(kerns[0], 1300, 30)))
+    blocks = _row_blocks(kerns[0], 1300, 30, 512)  # chunks of 512, 512 and 276 rows, each in 7-row blocks
+    assert len(blocks) == 74 + 74 + 40 and slice(511, 512) in blocks and slice(1297, 1300) in blocks
+    for kern, p in zip(kerns, _epanechnikov_column_norm_probabilities(X, kerns), strict=True):
+        G, b = dist.gram(kern, y)
+        G0, b0 = kern.gram(X, Z, y)
+        np.testing.assert_array_equal(G, G0)
+        np.testing.assert_array_equal(b, b0)
+        np.testing.assert_array_equal(p, sampling.column_norm_probabilities(X, kern))
+    K = kerns[0](X, Z)
+    assert np.any(K == 0) and np.any((K > 0) & (K < 1))  # compact support cut inside the data: not trivial
+
+
+def test_column_norm_path_computes_every_width_once(reg, monkeypatch):
+    """Column-norm probabilities of an Epanechnikov path: one pass for every missing width, cached."""
+    from nystrom_bench.learners import gnkr as mod
+
+    X, y, _, _ = reg
+    calls, real = [], mod._epanechnikov_column_norm_probabilities
+    monkeypatch.setattr(mod, "_epanechnikov_column_norm_probabilities",
+                        lambda X, ks: calls.append([k.sigma for k in ks]) or real(X, ks))
+    cache = {}
+    path = GNKR(kernel="epanechnikov", n_components=20, sampler="column_norm", random_state=1).fit_path(
+        X, y, SIGMAS, LAMS, probabilities=cache)
+    GNKR(kernel="epanechnikov", n_components=20, sampler="column_norm", random_state=1).fit_path(
+        X, y, SIGMAS + [3.0], LAMS, probabilities=cache)
+    assert calls == [SIGMAS]  # the second path finds SIGMAS cached and computes 3.0 alone, as before
+    assert sorted(cache) == sorted(SIGMAS + [3.0]) and np.all(path.path_sampling_times_ > 0)
+    for s in SIGMAS:
+        np.testing.assert_array_equal(cache[s][0], sampling.column_norm_probabilities(
+            X, kernels.make("epanechnikov", sigma=s)))

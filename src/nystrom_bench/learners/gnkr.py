@@ -72,16 +72,23 @@ def gnkr_path(X, y, Z, kernel, alphas=None, solver="eigh", *, lams=None):
     alphas = _deprecated_lams(alphas, lams, "gnkr_path")
     n, m = X.shape[0], Z.shape[0]
     if solver == "eigh":
-        G, b = kernel.gram(X, Z, y)
-        s, U = linalg.eigh(G, check_finite=False)
-        s = np.maximum(s, 0.0)
-        Utb = U.T @ b
-        num = None
-    elif solver == "svd":
-        P, sv, Qt = linalg.svd(kernel(X, Z), full_matrices=False, check_finite=False)
-        s, U, Utb, num = sv**2, Qt.T, P.T @ y, sv
-    else:
+        return _eigh_path(*kernel.gram(X, Z, y), n, alphas)
+    if solver != "svd":
         raise ValueError(f"GNKR solver must be 'eigh' or 'svd', got {solver!r}")
+    P, sv, Qt = linalg.svd(kernel(X, Z), full_matrices=False, check_finite=False)
+    return _filter_path(sv**2, Qt.T, P.T @ y, sv, n, m, alphas)
+
+
+def _eigh_path(G, b, n, alphas):
+    """:func:`gnkr_path`'s ``eigh`` solver from ``(G, b) = (K_nm^T K_nm, K_nm^T y)``: one eigendecomposition
+    (LAPACK ``syevr``, scipy's default driver) for every lambda."""
+    s, U = linalg.eigh(G, check_finite=False)
+    return _filter_path(np.maximum(s, 0.0), U, U.T @ b, None, n, G.shape[0], alphas)
+
+
+def _filter_path(s, U, Utb, num, n, m, alphas):
+    """``U diag(f) U^T b`` for every lambda, ``f = 1 / (s + lambda m n)`` (eigh) or ``num / (s + lambda m n)``
+    (SVD): the coefficients of :func:`gnkr_path`, shape (n_lambdas, m) or (n_lambdas, m, t)."""
     out = []
     for lam in np.atleast_1d(alphas):
         d = s + float(lam) * m * n
@@ -91,6 +98,100 @@ def gnkr_path(X, y, Z, kernel, alphas=None, solver="eigh", *, lams=None):
         w = Utb * (f if Utb.ndim == 1 else f[:, None])
         out.append(U @ w)
     return np.stack(out)
+
+
+#: the most memory (bytes) the squared distances of one (points, landmarks) pair may take to be shared
+#: by the widths of a path (else each width evaluates its kernel as before)
+SHARED_DISTANCE_BYTES = 256 * 2**20
+
+
+def _row_blocks(kern, n, m, chunk_rows=None):
+    """The row blocks in which ``kern`` evaluates K(X, Z) for n points and m landmarks: ``kern(X, Z)``
+    (``chunk_rows=None``) or :meth:`~nystrom_bench.kernels.Kernel.gram`'s chunks of ``chunk_rows`` rows, each
+    evaluated by ``kern(X[chunk], Z)`` in blocks of ``kern._rows_per_block(m)`` rows from its start."""
+    chunk_rows = n if chunk_rows is None else chunk_rows
+    step = kern._rows_per_block(m)
+    return [slice(c + i, min(c + i + step, c + chunk_rows, n))
+            for c in range(0, n, chunk_rows) for i in range(0, min(chunk_rows, n - c), step)]
+
+
+def _gram_rows(kern, n, m):
+    """Rows of one chunk of :meth:`~nystrom_bench.kernels.Kernel.gram` (its formula)."""
+    return min(n, max(512, kern.GRAM_CHUNK_BYTES // (kern.dtype.itemsize * m)))
+
+
+def _shares_distances(kern, X, m):
+    """Whether the Epanechnikov matrices of every width can be made from one matrix of squared distances
+    (:class:`_SquaredDistances`): a float64 Epanechnikov kernel on dense points, within
+    :data:`SHARED_DISTANCE_BYTES`.  The Gaussian kernel takes its exponent from one GEMM that carries the
+    width (:class:`~nystrom_bench.kernels.Gaussian`), so ``exp(-gamma D)`` would change its last bits."""
+    return (type(kern) is kernels.Epanechnikov and kern.dtype == np.float64 and isinstance(X, np.ndarray)
+            and X.shape[0] * m * 8 <= SHARED_DISTANCE_BYTES)
+
+
+class _SquaredDistances:
+    """``D = ||x_i - z_j||^2`` of one (X, Z), computed once in the row blocks the library's kernel uses, so
+    that :meth:`epanechnikov_into` gives, for every width, the bits of ``Epanechnikov(sigma)`` evaluating
+    those blocks itself (the same GEMM operands, then the same element-wise operations); the Gram matrix of
+    :meth:`gram` is that of :meth:`~nystrom_bench.kernels.Kernel.gram` bit for bit (tests/test_gnkr_path.py)."""
+
+    def __init__(self, X, Z, blocks):
+        from ..kernels.base import _sq_dists_into
+        from ..kernels.blas import row_sq_norms
+
+        zsq = row_sq_norms(Z)
+        self.D = np.empty((X.shape[0], Z.shape[0]))
+        for sl in blocks:
+            _sq_dists_into(X[sl], Z, self.D[sl], row_sq_norms(X[sl]), zsq)
+
+    def epanechnikov_into(self, kern, rows, out):
+        """``out <- (1 - D[rows] / (2 sigma^2))_+``: :class:`~nystrom_bench.kernels.Epanechnikov`'s operations."""
+        np.multiply(self.D[rows], -1.0 / (2.0 * kern.sigma**2), out=out)
+        out += 1.0
+        np.maximum(out, 0.0, out=out)
+        return out
+
+    def gram(self, kern, y):
+        """``(C^T C, C^T y)`` for ``C = kern(X, Z)``, chunk by chunk as :meth:`Kernel.gram` sums them."""
+        from ..kernels.blas import matmul_t
+
+        n, m = self.D.shape
+        rows = _gram_rows(kern, n, m)
+        y = np.asarray(y, dtype=np.float64)
+        G, tmp = np.zeros((m, m)), np.empty((m, m))
+        Cty = np.zeros((m,) + y.shape[1:])
+        buf = np.empty((rows, m))
+        for start in range(0, n, rows):
+            sl = slice(start, min(start + rows, n))
+            Cb = self.epanechnikov_into(kern, sl, buf[: sl.stop - sl.start])
+            np.dot(Cb.T, Cb, out=tmp)
+            G += tmp
+            Cty += matmul_t(Cb, y[sl])
+        G += G.T
+        G /= 2
+        return G, Cty
+
+
+def _epanechnikov_column_norm_probabilities(X, kerns):
+    """:func:`nystrom_bench.sampling.column_norm_probabilities` of X for several Epanechnikov kernels in one
+    pass over the row blocks of K(X, X): each block's squared distances serve every width; the sums are
+    those of :meth:`~nystrom_bench.kernels.Kernel.column_sq_norms` on one thread, bit for bit."""
+    from ..kernels.base import _sq_dists_into
+    from ..kernels.blas import row_sq_norms
+
+    n = X.shape[0]
+    xsq = row_sq_norms(X)
+    totals = [np.zeros(n) for _ in kerns]
+    step = kerns[0]._rows_per_block(n)
+    D, K = np.empty((step, n)), np.empty((step, n))
+    dist = _SquaredDistances.__new__(_SquaredDistances)
+    for start in range(0, n, step):
+        sl = slice(start, min(start + step, n))
+        dist.D = _sq_dists_into(X[sl], X, D[: sl.stop - sl.start], row_sq_norms(X[sl]), xsq)
+        for kern, total in zip(kerns, totals, strict=True):
+            blk = dist.epanechnikov_into(kern, slice(None), K[: sl.stop - sl.start])
+            total[:] += np.einsum("ij,ij->j", blk, blk)
+    return [t / t.sum() for t in totals]
 
 
 def _positive_1d(values, name, where):
@@ -198,6 +299,16 @@ class GNKR(_SparseInput, RegressorMixin, BaseEstimator):
         idx, t_s = (None, 0.0) if landmarks is None else (landmarks, 0.0)
         m = _landmark_param(self)  # column_norm draws an int m with replacement (m > n allowed)
         m = int(m) if isinstance(m, numbers.Integral) else _n_components(m, X.shape[0])
+        cache = {} if probabilities is None else probabilities
+        if landmarks is None and self.sampler == "column_norm" and self.kernel == "epanechnikov" \
+                and isinstance(X, np.ndarray):  # every width's p in one pass over K(X, X)'s row blocks
+            missing = [s for s in dict.fromkeys(float(v) for v in sigmas) if s not in cache]
+            if len(missing) > 1:
+                t1 = time.perf_counter()
+                ps = _epanechnikov_column_norm_probabilities(X, [kernels.make("epanechnikov", sigma=s)
+                                                                 for s in missing])
+                each = (time.perf_counter() - t1) / len(missing)  # the pass's seconds, shared evenly
+                cache.update({s: (p, each) for s, p in zip(missing, ps, strict=True)})
         for sigma in sigmas:
             t0 = time.perf_counter()
             kern = kernels.from_spec({"kernel": self.kernel, "sigma": sigma}, where="GNKR")
@@ -205,7 +316,6 @@ class GNKR(_SparseInput, RegressorMixin, BaseEstimator):
                 idx = sampling.sample("uniform", X, kern, c=min(m, X.shape[0]), seed=rng)
                 t_s = time.perf_counter() - t0
             elif landmarks is None and self.sampler == "column_norm":
-                cache = {} if probabilities is None else probabilities
                 key = float(sigma)
                 if key not in cache:
                     t1 = time.perf_counter()
@@ -302,10 +412,21 @@ class GNKR(_SparseInput, RegressorMixin, BaseEstimator):
         _forget(self, self._FIT_ATTRS)
         rng = check_random_state(self.random_state)
         kerns, indices, points, coefs, fit_t, samp_t = [], [], [], [], [], []
+        dist = None  # (landmark indices, their _SquaredDistances): shared while the landmarks are
         for kern, idx, t_s in self._landmark_path(X, sigmas, rng, landmarks, probabilities):
-            Z = X[idx]
             t1 = time.perf_counter()
-            coefs.append(gnkr_path(X, y, Z, kern, lams))  # (n_lams, m)
+            shared = len(sigmas) > 1 and (landmarks is not None or self.sampler == "uniform") \
+                and _shares_distances(kern, X, len(idx))
+            if shared and dist is not None and dist[0] is idx:
+                Z = points[-1]
+            else:
+                Z = X[idx]
+                dist = (idx, _SquaredDistances(X, Z, _row_blocks(kern, X.shape[0], len(idx),
+                                                                  _gram_rows(kern, X.shape[0], len(idx))))) \
+                    if shared else None
+            # (n_lams, m); the shared distances give kern.gram's bits without its distances
+            coefs.append(_eigh_path(*dist[1].gram(kern, y), X.shape[0], lams) if shared
+                         else gnkr_path(X, y, Z, kern, lams))
             fit_t.append(time.perf_counter() - t1)
             kerns.append(kern)
             indices.append(idx)
@@ -350,9 +471,16 @@ class GNKR(_SparseInput, RegressorMixin, BaseEstimator):
         """
         X = _new_input(self, X, "path_coef_")
         out = np.empty((len(self.path_sigmas_), X.shape[0], len(self.path_alphas_)))
+        dist = None  # (landmark points, _SquaredDistances of X to them) while widths share the landmarks
         for i, (kern, Z, coef) in enumerate(zip(self.path_kernels_, self.path_landmarks_, self.path_coef_,
                                                 strict=True)):
-            out[i] = kern(X, Z) @ coef.T
+            shared = any(Zo is Z for Zo in self.path_landmarks_[i + 1:]) or (dist is not None and dist[0] is Z)
+            if not (shared and _shares_distances(kern, X, len(Z))):
+                out[i] = kern(X, Z) @ coef.T
+                continue
+            if dist is None or dist[0] is not Z:
+                dist = (Z, _SquaredDistances(X, Z, _row_blocks(kern, X.shape[0], len(Z))))
+            out[i] = dist[1].epanechnikov_into(kern, slice(None), np.empty((X.shape[0], len(Z)))) @ coef.T
         return out.transpose(0, 2, 1)
 
     def __sklearn_tags__(self):

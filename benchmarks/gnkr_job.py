@@ -1,0 +1,207 @@
+"""One gnkr run job of the workflow, run directly: profile it, time it, compare its result rows.
+
+The job is the one ``make reproduce`` runs for a data set of a config block (default: the ``gnkr``
+block of ``config/config.yaml``): its data set and splits are built in ``--work`` (once), then
+``run_study_job`` runs it with one BLAS thread, as ``workflow/scripts/run.py`` does.
+
+    .venv/bin/python benchmarks/gnkr_job.py run gnkr_f1 --out /tmp/new.csv [--profile /tmp/prof.txt]
+    .venv/bin/python benchmarks/gnkr_job.py compare /tmp/old.csv /tmp/new.csv
+    .venv/bin/python benchmarks/gnkr_job.py ab /tmp/old_worktree gnkr_f1 --rounds 2 [--avx2]
+
+``ab`` runs the job with the code of another checkout (its ``src`` first on PYTHONPATH) and with this
+one, alternately, each in a fresh process under the same load, and prints each run's seconds, the
+ratio new / old per round and the comparison of their result rows (``compare``: every column equal,
+timings excepted; float metrics within ``--rtol``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMING = {"fit_time", "sampling_time", "predict_time"}
+
+
+def job_inputs(study, dataset, config, work):
+    """(job config slice, data file, split file) of ``study``'s job on ``dataset``; files built once."""
+    import yaml
+
+    from nystrom_bench import jobs, studies
+    from nystrom_bench.config import check
+
+    block = check(yaml.safe_load(Path(config).read_text()))[study]
+    kind = studies.get(block.get("kind", study))
+    job = jobs.plan(block)[dataset]
+    cfg = jobs.job_config(kind, block, job)
+    work = Path(work)
+    work.mkdir(parents=True, exist_ok=True)
+    data_path, split_path = work / f"{dataset}.npz", work / f"{dataset}_splits.npz"
+    if not data_path.exists():
+        jobs.obtain_dataset(dataset, data_path)
+    if not split_path.exists():
+        jobs.save_splits(dataset, [int(s) for s in block["seeds"]], data_path, split_path)
+    return cfg, data_path, split_path
+
+
+def run_job(study, dataset, config, work, out, profile=None):
+    """Run the job with one BLAS thread; write its result file ``out``; return its seconds."""
+    from threadpoolctl import threadpool_limits
+
+    from nystrom_bench.jobs import run_study_job
+
+    cfg, data_path, split_path = job_inputs(study, dataset, config, work)
+    with threadpool_limits(limits=1):
+        t0 = time.perf_counter()
+        if profile:
+            import cProfile
+            import io
+            import pstats
+
+            prof = cProfile.Profile()
+            prof.enable()
+        run_study_job(study, cfg, [str(data_path)], [str(split_path)], out, None, f"{study}/{dataset}", "bench")
+        seconds = time.perf_counter() - t0
+        if profile:
+            prof.disable()
+            buf = io.StringIO()
+            stats = pstats.Stats(prof, stream=buf).sort_stats("tottime")
+            stats.print_stats(30)
+            stats.sort_stats("cumulative").print_stats(40)
+            Path(profile).write_text(buf.getvalue())
+    return seconds
+
+
+def _cell(value):
+    """A result cell as a Python value: dicts / lists written as text are parsed."""
+    if isinstance(value, str) and value[:1] in "{[(":
+        try:
+            return ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return value
+    return value
+
+
+def _close(a, b, rtol):
+    """Equal, or floats (also inside dicts / lists) within ``rtol`` relative."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k], rtol) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_close(x, y, rtol) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float):
+        if a != a and b != b:  # both NaN
+            return True
+        return abs(a - b) <= rtol * max(abs(a), abs(b))
+    return a == b
+
+
+def compare(old, new, rtol=1e-10):
+    """Compare two result files row by row (timings excepted): ``(ok, lines)``."""
+    import pandas as pd
+
+    a, b = pd.read_csv(old, keep_default_na=False), pd.read_csv(new, keep_default_na=False)
+    lines = [f"rows: {len(a)} vs {len(b)}"]
+    if list(a.columns) != list(b.columns) or len(a) != len(b):
+        return False, lines + [f"columns differ: {list(a.columns)} vs {list(b.columns)}"]
+    cols = [c for c in a.columns if not any(t in c for t in TIMING) and c not in ("run_id", "started", "git_commit")]
+    exact = bitwise = 0
+    worst = (0.0, None)
+    bad = []
+    for c in cols:
+        for i, (x, y) in enumerate(zip(a[c], b[c], strict=True)):
+            x, y = _cell(x), _cell(y)
+            try:
+                x, y = (float(x), float(y)) if isinstance(x, (int, float)) and isinstance(y, (int, float)) else (x, y)
+            except (TypeError, ValueError):
+                pass
+            if x == y or (isinstance(x, float) and x != x and y != y):
+                exact += 1
+                bitwise += 1
+                continue
+            if isinstance(x, float) and isinstance(y, float):
+                rel = abs(x - y) / max(abs(x), abs(y))
+                worst = max(worst, (rel, f"{c}[{i}]"), key=lambda t: t[0])
+            if _close(x, y, rtol):
+                exact += 1
+            else:
+                bad.append(f"{c}[{i}]: {x!r} vs {y!r}")
+    lines.append(f"cells compared: {len(cols) * len(a)} in {len(cols)} columns (timings excepted); "
+                 f"bit-identical: {bitwise}; within rtol {rtol:g}: {exact}; differing: {len(bad)}")
+    if worst[1]:
+        lines.append(f"largest relative difference of a float cell: {worst[0]:.3g} ({worst[1]})")
+    lines += bad[:20]
+    return not bad, lines
+
+
+def ab(old_tree, study, dataset, config, work, rounds, rtol, avx2):
+    """Interleave old and new runs of the job in fresh processes; print seconds and ratios."""
+    env = dict(os.environ)
+    if avx2:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from run import AVX2_ENV
+
+        env.update(AVX2_ENV)
+    job_inputs(study, dataset, config, work)  # build the inputs once, untimed
+    trees = {"old": Path(old_tree).resolve(), "new": ROOT}
+    times = {"old": [], "new": []}
+    for r in range(rounds):
+        for name in (("old", "new") if r % 2 == 0 else ("new", "old")):
+            out = Path(work) / f"{dataset}_{name}.csv"
+            cmd = [sys.executable, str(ROOT / "benchmarks" / "gnkr_job.py"), "run", dataset, "--study", study,
+                   "--config", str(config), "--work", str(work), "--out", str(out)]
+            e = {**env, "PYTHONPATH": str(trees[name] / "src")}
+            res = subprocess.run(cmd, env=e, capture_output=True, text=True, check=True)
+            secs = float(res.stdout.strip().splitlines()[-1].split()[-1])
+            times[name].append(secs)
+            print(f"round {r} {name}: {secs:.1f} s", flush=True)
+        print(f"round {r} ratio new / old: {times['new'][-1] / times['old'][-1]:.3f}", flush=True)
+    ratios = [n / o for n, o in zip(times["new"], times["old"], strict=True)]
+    print(f"{dataset}: old {' '.join(f'{t:.1f}' for t in times['old'])} s; new "
+          f"{' '.join(f'{t:.1f}' for t in times['new'])} s; ratio new / old per round "
+          f"{' '.join(f'{x:.3f}' for x in ratios)}{' (AVX2 emulated)' if avx2 else ''}")
+    ok, lines = compare(Path(work) / f"{dataset}_old.csv", Path(work) / f"{dataset}_new.csv", rtol)
+    print("\n".join(lines))
+    return ok
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("run", "ab"):
+        p = sub.add_parser(name)
+        if name == "ab":
+            p.add_argument("old_tree", help="checkout of the old code (its src/ goes first on PYTHONPATH)")
+            p.add_argument("--rounds", type=int, default=2)
+            p.add_argument("--rtol", type=float, default=1e-10)
+            p.add_argument("--avx2", action="store_true", help="emulate an AVX2-only CPU (benchmarks/run.py)")
+        p.add_argument("dataset")
+        p.add_argument("--study", default="gnkr")
+        p.add_argument("--config", default=str(ROOT / "config" / "config.yaml"))
+        p.add_argument("--work", default="/tmp/gnkr_job")
+        if name == "run":
+            p.add_argument("--out", required=True)
+            p.add_argument("--profile", help="write cProfile statistics here")
+    p = sub.add_parser("compare")
+    p.add_argument("old")
+    p.add_argument("new")
+    p.add_argument("--rtol", type=float, default=1e-10)
+    args = ap.parse_args(argv)
+    if args.cmd == "run":
+        secs = run_job(args.study, args.dataset, args.config, args.work, args.out, args.profile)
+        print(f"seconds {secs:.3f}")
+        return 0
+    if args.cmd == "compare":
+        ok, lines = compare(args.old, args.new, args.rtol)
+        print("\n".join(lines))
+        return 0 if ok else 1
+    return 0 if ab(args.old_tree, args.study, args.dataset, args.config, args.work, args.rounds, args.rtol,
+                   args.avx2) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
