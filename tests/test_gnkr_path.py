@@ -281,8 +281,12 @@ def test_shared_distances_path_equals_plain_fits_bit_for_bit(d, how, m, small_bl
 
 @pytest.mark.parametrize("d", [1, 3])
 def test_shared_gram_and_column_norms_equal_the_kernels_bit_for_bit(d, small_blocks):
-    from nystrom_bench.learners.gnkr import (_epanechnikov_column_norm_probabilities, _gram_rows, _row_blocks,
-                                             _SquaredDistances)
+    from nystrom_bench.learners.gnkr import (
+        _epanechnikov_column_norm_probabilities,
+        _gram_rows,
+        _row_blocks,
+        _SquaredDistances,
+    )
 
     rng = np.random.default_rng(d)
     X = rng.normal(size=(1300, d))
