@@ -214,9 +214,10 @@ def test_degenerate_rank_finishes_with_distinct_uniform_pivots():
 
 
 def test_estimators_take_the_samplers_by_name():
-    from nystrom_bench.learners import KRR, NystromFeatures
     from sklearn.linear_model import Ridge
     from sklearn.pipeline import make_pipeline
+
+    from nystrom_bench.learners import KRR, NystromFeatures
 
     rng = np.random.default_rng(6)
     X = rng.uniform(-2, 2, size=(400, 2))
@@ -245,3 +246,23 @@ def test_clear_errors():
             sampling.sample(name, X, "gaussian", c=21, seed=0)
     with pytest.raises(ValueError, match="block_size must be a positive integer"):
         sampling.sample("rpcholesky", X, "gaussian", c=3, seed=0, accelerated=True, block_size=0)
+
+
+class _GhostDiagonal(_Precomputed):
+    """K = all ones on rows 0-2 and 0 on rows 3-5, but diag() claims 1 everywhere: round-off taken to the extreme
+    (a running residual diagonal that stays positive where the fresh residual is 0)."""
+
+    def diag(self, A):
+        return np.ones(len(A))
+
+
+@pytest.mark.parametrize("opts", [{}, {"accelerated": True}, {"accelerated": True, "block_size": 2}])
+def test_a_residual_diagonal_inconsistent_with_the_kernel_still_terminates(opts):
+    K = np.zeros((6, 6))
+    K[:3, :3] = 1.0
+    rows = np.arange(6.0)[:, None]
+    for seed in range(5):
+        info = {}
+        piv = sampling.rpcholesky(rows, _GhostDiagonal(K), 5, np.random.default_rng(seed), info=info, **opts)
+        assert len(np.unique(piv)) == 5
+        np.testing.assert_allclose(info["factor"] @ info["factor"].T, K, atol=1e-12)  # exact: rank 1

@@ -983,9 +983,9 @@ def _accelerated_rpcholesky(X, kernel, c, rng, block_size, info):
     ``block_size``, about ``1.25 x`` the pivots still needed divided by the last round's acceptance rate;
     the kernel is evaluated on the distinct proposals only; ``d[s] = 0`` on accepted pivots.
     """
-    n = X.shape[0]
     from scipy import linalg
 
+    n = X.shape[0]
     d = np.array(kernel.diag(X), dtype=np.float64)
     stop = CHOLESKY_RTOL * d.sum()
     Ft = np.zeros((c, n))
@@ -1005,6 +1005,10 @@ def _accelerated_rpcholesky(X, kernel, c, rng, block_size, info):
         acc, L = _rejection_cholesky(H, S, rng.random(b), remaining)
         proposals += b
         rate = max(len(acc) / b, 0.05)
+        # the proposals' fresh residuals replace the running ones (equal up to round-off): a point whose
+        # residual is not positive is never proposed again, so every round makes progress (the first
+        # proposal with a positive residual is always accepted)
+        d[S] = np.maximum(np.diag(H), 0.0)
         if len(acc) == 0:
             continue
         new = S[acc]
