@@ -981,7 +981,9 @@ def _accelerated_rpcholesky(X, kernel, c, rng, block_size, info):
     Differences from the reference: the round's number of proposals is deterministic (the reference adapts
     it to measured times, which would make a seed's landmarks depend on the machine's load): at most
     ``block_size``, about ``1.25 x`` the pivots still needed divided by the last round's acceptance rate;
-    the kernel is evaluated on the distinct proposals only; ``d[s] = 0`` on accepted pivots.
+    the kernel is evaluated on the distinct proposals only; ``d[s] = 0`` on accepted pivots, and the
+    proposals' fresh residuals (the diagonal of H) replace their running ones, so that a round always
+    makes progress even where round-off left a positive running residual on a point already spanned.
     """
     from scipy import linalg
 
