@@ -466,10 +466,11 @@ def _gain_side(g):
             "p": _jsonable(c["p"]), "better": int(c["better"]), "worse": int(c["worse"])}
 
 
-def unit_gains(df, metric, column, reference, contenders, units, cells):
+def unit_gains(df, metric, column, reference, contenders, units, cells, by=None):
     """Per unit (a data set, and a kernel where it varies) and contender: the median over the unit's paired
     cells (seed, coords) of ``log(metric / metric of the reference)``, errors floored at :data:`ERROR_FLOOR`;
-    ``{contender: Series indexed by unit}`` (negative = lower than the reference)."""
+    ``{contender: Series indexed by unit}`` (negative = lower than the reference).  ``by`` (a coord): the
+    medians per value of that coord over every unit's cells instead (``{contender: Series indexed by it}``)."""
     sub = df[df[metric].notna()]
     sub = sub.assign(**{column: sub[column].map(_key)})
     wide = stats.pivot_pairs(sub[sub[column].isin([reference, *contenders])], metric, column, cells)
@@ -482,7 +483,7 @@ def unit_gains(df, metric, column, reference, contenders, units, cells):
             continue
         lr = (np.log(np.maximum(wide[name].astype(float), ERROR_FLOOR)) - ref).dropna()
         if len(lr):
-            out[name] = lr.groupby(level=units).median()
+            out[name] = lr.groupby(level=by if by else units).median()
     return out
 
 
@@ -525,12 +526,16 @@ def property_records(df, info, question, methods=None):
         gains = unit_gains(df, metric, "method", ref, others, units, cells)
         if not gains:
             continue
+        budget = next((c for c in coords if c in cells), None)  # the gains per landmark budget (e.g. m)
+        by_coord = unit_gains(df, metric, "method", ref, others, units, cells, by=budget) if budget else {}
         unit_props = df.groupby(units)[props].median()
         samplers, tests = [], []
         for name, g in gains.items():
             pv = unit_props.reindex(g.index)
             entry = {"name": name, "value": values[name], "n_units": int(len(g)),
-                     "median_gain": _jsonable(float(np.exp(np.median(g)))), **{"overall": _gain_side(g.to_numpy())},
+                     "median_gain": _jsonable(float(np.exp(np.median(g)))), "overall": _gain_side(g.to_numpy()),
+                     "by": budget, "by_value": {_key(k): _jsonable(float(np.exp(v)))
+                                                for k, v in (by_coord.get(name, pd.Series(dtype=float))).items()},
                      "properties": {}}
             for prop in props:
                 x = pv[prop].to_numpy(dtype=float)
@@ -711,6 +716,9 @@ def property_text(r, p_values=True):
         o = lead["overall"]
         text += (f". {_show(lead)} against {r['reference']} over the units: {_side_text(o)}, better in "
                  f"{o.get('better', 0)}, worse in {o.get('worse', 0)}")
+    if lead and lead.get("by_value"):
+        text += f"; {_show(lead)} per {lead['by']} (median over every paired run): " + ", ".join(
+            f"{k}: {_pct(v)}" for k, v in lead["by_value"].items())
     return text + ". " + _predictor_text(r, p_values)[:1].upper() + _predictor_text(r, p_values)[1:] + "."
 
 

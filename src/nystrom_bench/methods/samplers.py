@@ -51,7 +51,9 @@ class LandmarkRun:
     them gets -- class labels for classification, not the one-vs-rest matrix ``y``), builds the factor
     ``factor_`` (n x r, ``F F^T`` the Nystrom approximation of ``K(X, X)``) and fits KRR in LLA mode on
     ``y`` with the same landmarks; ``predict`` is that KRR's.  Where the sampler cannot run on X
-    (:func:`cannot_run`), ``fit`` only sets ``skipped_`` (the reason) and ``predict`` returns None.
+    (:func:`cannot_run`, or the sampler refuses the draw with a ValueError naming itself, e.g. a k-DPP of m
+    points on a K of numerical rank below m, which has no such subset), ``fit`` only sets ``skipped_`` (the
+    reason) and ``predict`` returns None.
 
     Attributes after ``fit``: ``landmarks_``, ``factor_``, ``sampling_seconds_`` (the sampler's wall time),
     ``kernel_entries_`` -- the kernel entries the sampler evaluated (:func:`nystrom_bench.sampling.sample`'s
@@ -73,7 +75,14 @@ class LandmarkRun:
             return self
         info = {}
         extra = {"y": self.y_sampler} if sampling.needs_y(self.sampler) else {}
-        L = sampling.sample(self.sampler, X, self.kernel, self.m, seed=self.rng, info=info, **extra, **self.options)
+        try:
+            L = sampling.sample(self.sampler, X, self.kernel, self.m, seed=self.rng, info=info, **extra,
+                                **self.options)
+        except ValueError as exc:  # the sampler says it cannot draw here (a k-DPP of K of rank below m): no row
+            if not str(exc).startswith(f"sampler {self.sampler!r}"):
+                raise
+            self.skipped_ = str(exc)
+            return self
         counted = kernels.counting(self.kernel)
         self.factor_ = np.asarray(spectrum.nystrom_factor(X, counted, L, factor=info.get("factor")))
         self.landmarks_ = L

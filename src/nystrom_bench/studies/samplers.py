@@ -35,7 +35,8 @@ The m of the grid run on a data set are those up to half its training points (a 
 smaller m only; the config check refuses a set where none fits).  Common random numbers: every sampler and m of a (data set, seed) starts from the same stream
 (:meth:`Study.rng_names` default), as the other studies.  A sampler that cannot run on a data set
 (it declares ``max_n`` and the training part is larger, or it needs a dense X) is not faked: its rows carry
-no metric and the param ``skipped`` with the reason.
+no metric and the param ``skipped`` with the reason (so does a draw the sampler refuses, e.g. a k-DPP of m points
+on a kernel matrix of numerical rank below m: no such subset exists).
 """
 
 from __future__ import annotations
@@ -101,6 +102,9 @@ class SamplersStudy(Study):
     primary_metric = "trace_error"
     reference_method = "uniform"
     coords = ("m",)
+    #: no generic metric-vs-m figures (one linear panel per data set with every sampler and width in it): the
+    #: report section draws the error against m per width on log axes, and the Pareto plots
+    figure_coords = ()
     params_schema = {
         "m": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 1},
               "default": [25, 50, 100, 200], "description": "landmark counts m (the coordinate)"},
