@@ -433,7 +433,7 @@ def _bless_path(X, kernel, rng, lam=None, c=None, q1=None, q2=None, step=None, r
         H = max(1, int(np.ceil(np.log(1.0 / BLESS_LAM_FLOOR) / np.log(step))))
         path = [lam0 / step**h for h in range(1, H + 1)]
     D, A = np.zeros(0, dtype=np.int64), np.zeros(0)
-    d_prev = 0.0
+    d_prev = d_prev2 = 0.0
     for h, lam_h in enumerate(path):
         last = h == len(path) - 1
         # uniform candidates U_h: |U_h| = q1 min(kappa^2 / lambda_h, n) (BLESS) or Bernoulli(beta_h) (BLESS-R)
@@ -450,9 +450,11 @@ def _bless_path(X, kernel, rng, lam=None, c=None, q1=None, q2=None, step=None, r
             cand = np.sort(np.concatenate([cand, extra]))
         scale = n / len(cand)  # each candidate stands for n / |U_h| points
         mu = lam_h * n
-        # lam=None and this step may reach c (d_eff(lambda / step) <= step d_eff(lambda)): the spectral
-        # form, to solve for lambda; else one Cholesky solve at mu
-        spectral = lam is None and step * d_prev >= c
+        # lam=None and this step is expected to reach c (d_h predicted from the last step's growth, at
+        # most step-fold): the spectral form, to solve for lambda; else one Cholesky solve at mu (a step
+        # that reaches c unexpectedly computes the spectral form after it)
+        growth = min(step, d_prev / d_prev2) if d_prev2 > 0 else step
+        spectral = lam is None and growth * d_prev >= c
         if spectral:
             resid = _bless_scorer(X, kernel, cand, diag[cand], D, A)
             ell = np.minimum(resid(mu) / mu, 1.0)
@@ -494,7 +496,7 @@ def _bless_path(X, kernel, rng, lam=None, c=None, q1=None, q2=None, step=None, r
             M = max(1, int(np.ceil(q2 * d_h)))
             picks, counts = np.unique(rng.choice(len(cand), size=M, replace=True, p=p), return_counts=True)
             D, A = cand[picks], (len(cand) * M / n) * p[picks] / counts
-        d_prev = d_h
+        d_prev2, d_prev = d_prev, d_h
     raise AssertionError("unreachable")  # pragma: no cover
 
 
