@@ -58,6 +58,8 @@ def pareto_front(points):
 def curve_figure(df, info, metric, kernel, out_png):
     """``metric`` against m for one kernel width: one panel per data set, one line per sampler (geometric mean
     over the seeds), log axes."""
+    from matplotlib.ticker import NullLocator
+
     plt = pyplot()
     label = info["metrics"][metric][0]
     sub = df[(df["kernel"] == kernel) & df[metric].notna()]
@@ -74,6 +76,9 @@ def curve_figure(df, info, metric, kernel, out_png):
                         ls="--" if meth == info.get("reference") else "-")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ms = sorted(d["m"].unique())
+        ax.set_xticks(ms, [f"{v:g}" for v in ms])
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.set_title(ds, fontsize=8)
         ax.set_xlabel("m", fontsize=7)
         ax.tick_params(labelsize=6)
@@ -236,8 +241,9 @@ class SamplersSection(Section):
             pareto_figure(df, info, PARETO_METRIC, cost, cost_label, Path(out_dir) / name)
             listing.append({"file": name, "caption": (
                 f"{info['metrics'][PARETO_METRIC][0]} against {cost_label.lower()}, one panel per kernel width: "
-                "each sampler is a line through its m values (geometric means over data sets and seeds, log "
-                "axes); black: the Pareto front, the (sampler, m) that no other beats on both error and cost.")})
+                "each sampler is a line through its m values, from the smallest m (top) to the largest (geometric "
+                "means over data sets and seeds, log axes); black: the Pareto front, the (sampler, m) that no other "
+                "beats on both error and cost.")})
         return listing
 
 
