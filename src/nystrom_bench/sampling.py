@@ -366,6 +366,7 @@ BLESS_LAM_FLOOR = 1e-12
 
 
 def _bless_option(value, default, name, low):
+    """A BLESS option as a float (``default`` for None), checked to be finite and >= ``low``."""
     value = default if value is None else float(value)
     if not np.isfinite(value) or value < low:
         raise ValueError(f"bless: {name} must be a number >= {low:g}, got {value!r}")
@@ -585,12 +586,17 @@ def bless(X, kernel, c, rng, lam=None, q1=None, q2=None, step=None, rejection=Fa
     clipping the estimates at 1, in the weighted form ``(K_DD + lambda n A)`` of the estimator, and in
     the default oversampling (its ``qbar = 2`` for both q1 and q2).  Differs: the uniform candidates
     of BLESS are distinct (the paper draws with replacement); the path starts at ``kappa^2`` with
-    ``step`` 2 (the reference: H = log n geometric steps from lambda n = n, with lambda n = 2 at the
-    end); the estimator uses an eigendecomposition instead of the reference's SVD with a
-    pseudo-inverse threshold (``K_DD + lambda n A`` is positive definite); BLESS-R's ``beta_h`` is the
+    ``step`` 2 (the reference: H = log n geometric steps from lambda n = n down to its ``lam_final``,
+    default 2); the estimator uses a Cholesky solve (and an eigendecomposition on the step that solves
+    for lambda) instead of the reference's SVD with a pseudo-inverse threshold (``K_DD + lambda n A``
+    is positive definite); BLESS-R's ``beta_h`` is the
     paper's ``q1 kappa^2 / (lambda n)``, the reference bounds each point by ``q K_ii / (K_ii + lambda n)``;
     the final selection is c distinct points (the paper returns the dictionary J_H), and ``lam=None``
     (solving for d_eff = c) is ours.
+
+    Measured accuracy (tests/test_sampling_bless_kdpp.py, n = 300-500, Gaussian kernel, exact scores by
+    a dense solve): with the default q2 = 2, 53-99% of the candidates' scores lie within a factor 3 of
+    the exact ones, the misses mostly over-estimates; with q2 = 8 every ratio was in [0.51, 2.74].
     """
     cand, ell, lam_final, d_eff, _ = _bless_path(X, kernel, rng, lam=lam, c=c, q1=q1, q2=q2, step=step,
                                                  rejection=rejection)
