@@ -102,6 +102,9 @@ class SamplersStudy(Study):
     primary_metric = "trace_error"
     reference_method = "uniform"
     coords = ("m",)
+    #: the warm-up (imports, first-call caches; untimed) on at most 128 training rows: every sampler's code path
+    #: at a small m, without paying twice the largest m's cell per job
+    warm_up_rows = (64, 128)
     #: no generic metric-vs-m figures (one linear panel per data set with every sampler and width in it): the
     #: report section draws the error against m per width on log axes, and the Pareto plots
     figure_coords = ()
