@@ -688,8 +688,8 @@ def kdpp(X, kernel, c, rng):
         import warnings
 
         warnings.warn(f"sampler 'kdpp' forms the {n} x {n} kernel matrix and its full eigendecomposition "
-                      f"({2 * 8 * n * n / 2**30:.1f} GiB, ~n^3 time: measured 17-23 s at n = 2,000 on 2 shared cores, "
-                      "minutes at n = 5,000); 'bless' and "
+                      f"({2 * 8 * n * n / 2**30:.1f} GiB, ~n^3 time: measured 1.3 s of CPU at n = 2,000 on one core, "
+                      "so ~20 s at 5,000 and ~20 min at 20,000); 'bless' and "
                       "'ridge_leverage' sample by approximate ridge leverage scores in O(n c^2) without forming K",
                       UserWarning, stacklevel=3)
     lams, U = linalg.eigh(kernel(X), check_finite=False, driver="evd")
