@@ -466,10 +466,10 @@ def _bless_path(X, kernel, rng, lam=None, c=None, q1=None, q2=None, step=None, r
             if not spectral:
                 resid = _bless_scorer(X, kernel, cand, diag[cand], D, A)
 
-            def scores(mu):
+            def scores(mu, resid=resid):
                 return np.minimum(resid(mu) / mu, 1.0)
 
-            def d_eff(mu):
+            def d_eff(mu, scale=scale):
                 return scale * scores(mu).sum()
 
             hi = lam0 * step * n
