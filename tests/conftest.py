@@ -28,3 +28,25 @@ def config_error():
             check({"studies": {name: block}})
 
     return run
+
+
+@pytest.fixture(scope="session")
+def _mlflow_template(tmp_path_factory):
+    """An empty MLflow SQLite store with its tables made, once per test process: creating a store runs
+    MLflow's schema migrations (about 3 s here, 6 s under load), opening a copy takes 0.1 s."""
+    from mlflow.tracking import MlflowClient
+
+    path = tmp_path_factory.mktemp("mlflow-template") / "mlflow.db"
+    MlflowClient(tracking_uri=f"sqlite:///{path}").search_experiments()
+    return path
+
+
+@pytest.fixture
+def mlflow_uri(tmp_path, _mlflow_template):
+    """``sqlite:///<tmp_path>/mlflow.db``: a fresh, empty MLflow store of this test alone (a copy of
+    the migrated template, the same as one MLflow would create there)."""
+    import shutil
+
+    path = tmp_path / "mlflow.db"
+    shutil.copyfile(_mlflow_template, path)
+    return f"sqlite:///{path}"

@@ -175,10 +175,10 @@ def test_figures_draw_the_flagged_line_apart_without_flattening_the_others(monke
 
 
 # -- MLflow ---------------------------------------------------------------------------------------------
-def test_tracking_logs_flagged_rows_under_their_own_key_and_tags_the_run(tmp_path):
+def test_tracking_logs_flagged_rows_under_their_own_key_and_tags_the_run(tmp_path, mlflow_uri):
     from mlflow.tracking import MlflowClient
 
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    uri = mlflow_uri
     coords = ("criterion", "log2_gamma")
     rows = [{"dataset": "bupa", "method": m, "kernel": "gaussian", "seed": 0,
              "coords": {"criterion": "c_ipe", "log2_gamma": g}, "params": {"gamma": 2.0**g},

@@ -20,14 +20,14 @@ def prepared(tmp_path):
     return paths
 
 
-def test_a_job_can_hold_several_data_sets(prepared, tmp_path):
+def test_a_job_can_hold_several_data_sets(prepared, tmp_path, mlflow_uri):
     kind = studies.get("krr")
     block = {"datasets": ["diabetes", "friedman1"], "seeds": [0, 1], "kernels": {"g": {"kernel": "gaussian",
              "gamma": "median"}}, "params": {"alpha": 0.1},
              "methods": {"exact": {"approximation": "exact"}, "ny": {"n_components": 20, "mode": "lla"}}}
     job = {"id": "both", "datasets": ["diabetes", "friedman1"], "methods": ["exact", "ny"]}
     cfg = jobs.job_config(kind, block, job)
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    uri = mlflow_uri
     df = jobs.run_study_job("krr", cfg, [prepared[d][0] for d in job["datasets"]],
                             [prepared[d][1] for d in job["datasets"]], tmp_path / "out.csv", uri, "krr/both", "h")
     assert len(df) == 2 * 2 * 2 and set(df["dataset"]) == {"diabetes", "friedman1"}

@@ -45,8 +45,8 @@ def _artifacts(client, run_id):
 
 
 @pytest.fixture
-def uri(tmp_path):
-    return f"sqlite:///{tmp_path}/mlflow.db"
+def uri(mlflow_uri):
+    return mlflow_uri  # a copy of a migrated empty store (tests/conftest.py): 0.1 s instead of 3-6 s
 
 
 @pytest.fixture
@@ -212,8 +212,10 @@ def test_transient_errors_are_retried(uri, monkeypatch):
     assert tracking.active_runs("s", uri)["metrics.test_mse"].notna().all()
 
 
-def test_eight_parallel_jobs_lose_nothing(uri):
-    """Eight processes create the same experiment and log at once on a fresh SQLite store."""
+def test_eight_parallel_jobs_lose_nothing(tmp_path):
+    """Eight processes create the same experiment and log at once on a fresh SQLite store (no file yet:
+    they race to create its tables too, as a workflow's first parallel jobs do)."""
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
     ctx = mp.get_context("spawn")
     with ctx.Pool(8) as pool:
         done = pool.map(_log, [(uri, f"d{i}") for i in range(8)])
