@@ -7,6 +7,7 @@ block of ``config/config.yaml``): its data set and splits are built in ``--work`
     .venv/bin/python benchmarks/gnkr_job.py run gnkr_f1 --out /tmp/new.csv [--profile /tmp/prof.txt]
     .venv/bin/python benchmarks/gnkr_job.py compare /tmp/old.csv /tmp/new.csv
     .venv/bin/python benchmarks/gnkr_job.py ab /tmp/old_worktree gnkr_f1 --rounds 2 [--avx2]
+    .venv/bin/python benchmarks/gnkr_job.py sensitivity gnkr_f1 [--against grids_avx2.npz]
 
 ``ab`` runs the job with the code of another checkout (its ``src`` first on PYTHONPATH) and with this
 one, alternately, each in a fresh process under the same load, and prints each run's seconds, the
@@ -35,7 +36,9 @@ def job_inputs(study, dataset, config, work):
     from nystrom_bench import jobs, studies
     from nystrom_bench.config import check
 
-    block = check(yaml.safe_load(Path(config).read_text()))[study]
+    whole = yaml.safe_load(Path(config).read_text())
+    whole["studies"] = {study: whole["studies"][study]}  # this block alone: an older checkout may lack others' kinds
+    block = check(whole)[study]
     kind = studies.get(block.get("kind", study))
     job = jobs.plan(block)[dataset]
     cfg = jobs.job_config(kind, block, job)
@@ -155,7 +158,9 @@ def ab(old_tree, study, dataset, config, work, rounds, rtol, avx2):
             cmd = [sys.executable, str(ROOT / "benchmarks" / "gnkr_job.py"), "run", dataset, "--study", study,
                    "--config", str(config), "--work", str(work), "--out", str(out)]
             e = {**env, "PYTHONPATH": str(trees[name] / "src")}
-            res = subprocess.run(cmd, env=e, capture_output=True, text=True, check=True)
+            res = subprocess.run(cmd, env=e, capture_output=True, text=True)
+            if res.returncode:
+                raise RuntimeError(f"{name} run failed:\n{res.stderr[-3000:]}")
             secs = float(res.stdout.strip().splitlines()[-1].split()[-1])
             times[name].append(secs)
             print(f"round {r} {name}: {secs:.1f} s", flush=True)
@@ -167,6 +172,66 @@ def ab(old_tree, study, dataset, config, work, rounds, rtol, avx2):
     ok, lines = compare(Path(work) / f"{dataset}_old.csv", Path(work) / f"{dataset}_new.csv", rtol)
     print("\n".join(lines))
     return ok
+
+
+def _grid(X, y, Xt, yt, Z, kname, sigmas, lams, variant):
+    """Test RMSE over sigmas x lams of GNKR on landmarks Z: ``variant`` "base" (the library), "perturbed"
+    (K_nm^T K_nm times 1 + 1e-16 N(0, 1), symmetrised), "evd" (LAPACK syevd instead of syevr)."""
+    import numpy as np
+    from scipy import linalg
+
+    from nystrom_bench import kernels
+    from nystrom_bench.learners.gnkr import _filter_path, gnkr_path
+
+    out = []
+    for sg in sigmas:
+        k = kernels.make(kname, sigma=sg)
+        if variant == "base":
+            A = gnkr_path(X, y, Z, k, lams)
+        else:
+            G, b = k.gram(X, Z, y)
+            if variant == "perturbed":
+                G = G * (1 + 1e-16 * np.random.default_rng(5).standard_normal(G.shape))
+                G = (G + G.T) / 2
+            s, U = linalg.eigh(G, check_finite=False, driver="evd" if variant == "evd" else "evr")
+            A = _filter_path(np.maximum(s, 0.0), U, U.T @ b, None, len(X), len(Z), lams)
+        out.append(np.sqrt(np.mean((k(Xt, Z) @ A.T - yt[:, None]) ** 2, axis=0)))
+    return np.array(out)
+
+
+def sensitivity(dataset, seed, m, work, config, save=None, against=None):
+    """How far the recorded RMSEs move under a last-bit change of the Gram matrix (gnkr block, US landmarks
+    of one seed): per-width minima (``rmse_by_sigma``) and the overall minimum, for each kernel."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    from nystrom_bench import data, jobs
+
+    cfg, data_path, split_path = job_inputs("gnkr", dataset, config, work)
+    a, sp = data.load_npz(data_path), jobs.load_splits(split_path)[seed]
+    X, y, Xt, yt = a["X"][sp["train"]], a["y"][sp["train"]], a["X"][sp["test"]], a["y"][sp["test"]]
+    p = cfg["params"]
+    sigmas, lams = [float(v) for v in p["sigma_grid"] + p["extra_sigmas"]], [float(v) for v in p["lambda_grid"]]
+    Z = X[np.random.default_rng(1).choice(len(X), m, replace=False)]
+    with threadpool_limits(limits=1):
+        base = {k: _grid(X, y, Xt, yt, Z, k, sigmas, lams, "base") for k in ("gaussian", "epanechnikov")}
+        if save:
+            np.savez(save, **base)
+            return
+        other = {"perturbed": {}, "evd": {}}
+        for v in other:
+            for k in base:
+                other[v][k] = _grid(X, y, Xt, yt, Z, k, sigmas, lams, v)
+        if against:
+            other["other machine (" + Path(against).stem + ")"] = dict(np.load(against))
+    print(f"{dataset}, seed {seed}, {m} uniform landmarks, {len(sigmas)} widths x {len(lams)} lambdas: relative "
+          "change against the library on this machine")
+    print("| change | per-width minima, largest | overall minimum G / E | best lambda index per width (G) |")
+    print("|---|---|---|---|")
+    for v, grids in other.items():
+        per = max(float(np.max(np.abs(g.min(1) - base[k].min(1)) / base[k].min(1))) for k, g in grids.items())
+        overall = [abs(grids[k].min() - base[k].min()) / base[k].min() for k in base]
+        print(f"| {v} | {per:.1g} | {overall[0]:.1g} / {overall[1]:.1g} | {base['gaussian'].argmin(1).tolist()} |")
 
 
 def main(argv=None):
@@ -186,6 +251,14 @@ def main(argv=None):
         if name == "run":
             p.add_argument("--out", required=True)
             p.add_argument("--profile", help="write cProfile statistics here")
+    p = sub.add_parser("sensitivity", help="how far recorded RMSEs move under a last-bit change")
+    p.add_argument("dataset")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--m", type=int, default=1000)
+    p.add_argument("--config", default=str(ROOT / "config" / "config.yaml"))
+    p.add_argument("--work", default="/tmp/gnkr_job")
+    p.add_argument("--save", help="only save this machine's grids (.npz), e.g. run with AVX2 emulated")
+    p.add_argument("--against", help="grids saved by --save (another machine kind) to compare with")
     p = sub.add_parser("compare")
     p.add_argument("old")
     p.add_argument("new")
@@ -194,6 +267,9 @@ def main(argv=None):
     if args.cmd == "run":
         secs = run_job(args.study, args.dataset, args.config, args.work, args.out, args.profile)
         print(f"seconds {secs:.3f}")
+        return 0
+    if args.cmd == "sensitivity":
+        sensitivity(args.dataset, args.seed, args.m, args.work, args.config, args.save, args.against)
         return 0
     if args.cmd == "compare":
         ok, lines = compare(args.old, args.new, args.rtol)

@@ -364,6 +364,15 @@ class GNKR(_SparseInput, RegressorMixin, BaseEstimator):
         ``n_components`` independent draws per sigma with ``p_i ~ ||K[:, i]||^2``; then
         :func:`gnkr_path` for all ``alphas``.
 
+        Work shared across the widths gives the same bits as that loop: with the Epanechnikov
+        kernel, widths on one landmark set (uniform or fixed landmarks) take their kernel
+        matrices from one matrix of squared distances, here and in :meth:`predict_path`
+        (up to :data:`SHARED_DISTANCE_BYTES` of it), and column-norm probabilities of every
+        width missing from ``probabilities`` come from one pass over K(X, X)'s row blocks.
+        The Gaussian kernel shares nothing: its exponent comes out of one GEMM that carries
+        the width, and a last-bit change moves this path's test-selected RMSE far more than
+        that (benchmarks/gnkr_grid.md).
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -379,7 +388,8 @@ class GNKR(_SparseInput, RegressorMixin, BaseEstimator):
             Cache of column-norm probabilities, ``float(sigma) -> (p, seconds to compute
             p)``: read and filled in, so that fits on the same X and kernel (e.g. several
             ``n_components``) compute them once.  Use one dict per (X, kernel).  Ignored
-            unless ``sampler="column_norm"`` and ``landmarks`` is None.
+            unless ``sampler="column_norm"`` and ``landmarks`` is None.  Epanechnikov
+            widths computed in one pass share its seconds evenly.
 
         Returns
         -------
