@@ -473,15 +473,13 @@ def unit_gains(df, metric, column, reference, contenders, units, cells, by=None)
     medians per value of that coord over every unit's cells instead (``{contender: Series indexed by it}``)."""
     sub = df[df[metric].notna()]
     sub = sub.assign(**{column: sub[column].map(_key)})
-    wide = stats.pivot_pairs(sub[sub[column].isin([reference, *contenders])], metric, column, cells)
-    if reference not in wide:
-        return {}
-    ref = np.log(np.maximum(wide[reference].astype(float), ERROR_FLOOR))
     out = {}
-    for name in contenders:
-        if name not in wide:
+    for name in contenders:  # each pair on its own complete cells (a contender skipped somewhere costs only its own)
+        wide = stats.pivot_pairs(sub[sub[column].isin([reference, name])], metric, column, cells)
+        if reference not in wide or name not in wide or not len(wide):
             continue
-        lr = (np.log(np.maximum(wide[name].astype(float), ERROR_FLOOR)) - ref).dropna()
+        lr = (np.log(np.maximum(wide[name].astype(float), ERROR_FLOOR))
+              - np.log(np.maximum(wide[reference].astype(float), ERROR_FLOOR))).dropna()
         if len(lr):
             out[name] = lr.groupby(level=by if by else units).median()
     return out

@@ -103,6 +103,9 @@ class SamplersStudy(Study):
     primary_metric = "trace_error"
     reference_method = "uniform"
     coords = ("m",)
+    #: the mean +- sd tables and paired tests pool the m of the grid (blocks per m; 20 data sets x 2 widths x 3 m
+    #: x 14 samplers per metric made a 72-page report); the figures and the answers show each m
+    summary_coords = ()
     #: the warm-up (imports, first-call caches; untimed) on at most 128 training rows: every sampler's code path
     #: at a small m, without paying twice the largest m's cell per job
     warm_up_rows = (64, 128)
