@@ -1,7 +1,15 @@
-"""End to end: the real Snakemake DAG on a tiny config in a temporary directory."""
+"""End to end: the real Snakemake DAG on a tiny config in a temporary directory.
+
+One workflow run per pytest session (``workdir``): under pytest-xdist the first worker to ask builds it in
+the session's shared temporary directory while the others wait on a file lock, so ``make test -n 2`` runs
+it once.  The tests reading it are one ``xdist_group`` (one worker, at the head of the queue: it starts
+the build at once); the tests that re-run Snakemake work on a copy (``copy_of``) and come last in the
+collection, when the run is done, on whichever worker is free; the bad-config tests need no run at all.
+"""
 
 import copy
 import json
+import os
 import shutil
 import stat
 import subprocess
@@ -13,6 +21,10 @@ import pytest
 import yaml
 
 from nystrom_bench import results, tracking
+
+#: every test here runs Snakemake; those reading the shared run are one xdist_group (marked READS_RUN)
+pytestmark = pytest.mark.workflow
+READS_RUN = pytest.mark.xdist_group("workflow")
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -77,7 +89,7 @@ TINY = {
         "params": {"ratios": [0.05, 0.2], "gamma_scales": [0.5, 1.0], "nus": [0.1, 0.3], "alphas": [0.01, 0.1]},
     }, "gen_nystrom": {  # semi-supervised: the whole data set, labels drawn per repeat; paper-layout tables
         "kind": "gen_nystrom",
-        "datasets": ["digits27", "wine"],
+        "datasets": ["wine"],  # one set: the kind's rows, tables and figures (digits27 was 3 more jobs)
         "seeds": [0, 1],
         "split": {"test_fraction": 0},
         "kernels": {"gaussian": {"kernel": "gaussian", "gamma": "mean"}},
@@ -107,19 +119,47 @@ def snakemake(workdir, *args, check=True):
     return res
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    wd = tmp_path_factory.mktemp("wf")
+def _tree(wd):
+    """The workflow's files and the tiny config in ``wd`` (no results)."""
+    wd.mkdir(parents=True)
     shutil.copy(ROOT / "Snakefile", wd)
     shutil.copy(ROOT / "environment.yml", wd)
     shutil.copytree(ROOT / "workflow", wd / "workflow")
     shutil.copytree(ROOT / "config", wd / "config")
     (wd / "tiny.yaml").write_text(yaml.safe_dump(TINY))
-    snakemake(wd, "--cores", "2", "--configfile", "tiny.yaml")
     return wd
 
 
-@pytest.mark.slow
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory):
+    """The tiny config run once per session, shared by the xdist workers (built under a file lock in
+    their common temporary directory; a failed build fails every test that needs it with its error)."""
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # pytest-of-<user>/pytest-<n>/: the same for every worker of this session
+    wd, failed = root / "wf", root / "wf.failed"
+    with FileLock(str(root / "wf.lock")):
+        if failed.exists():
+            pytest.fail(f"the tiny workflow run failed (in another worker):\n{failed.read_text()}")
+        if not (root / "wf.done").exists():
+            try:
+                snakemake(_tree(wd), "--cores", "2", "--configfile", "tiny.yaml")
+            except BaseException as exc:
+                failed.write_text(str(exc))
+                raise
+            (root / "wf.done").touch()
+    return wd
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """The workflow and the tiny config without a run: for tests that stop before any job."""
+    return _tree(tmp_path / "wf")
+
+
+@READS_RUN
 def test_outputs_exist_and_pdfs_have_text(workdir):
     from pypdf import PdfReader
 
@@ -175,7 +215,7 @@ def _history(workdir, run_id, key):
     return [(m.step, m.value) for m in sorted(hist, key=lambda m: m.step)]
 
 
-@pytest.mark.slow
+@READS_RUN
 def test_results_and_mlflow_hold_one_run_per_configuration(workdir):
     res = pd.read_csv(workdir / "results/krr/results.csv")
     assert len(res) == 2 * 3 * 3
@@ -204,7 +244,7 @@ def test_results_and_mlflow_hold_one_run_per_configuration(workdir):
     assert stats["wilcoxon_p"].between(0, 1).all()
 
 
-@pytest.mark.slow
+@READS_RUN
 def test_each_study_has_one_report_run_with_its_pdf_figures_and_claims(workdir):
     from mlflow.tracking import MlflowClient
 
@@ -252,7 +292,7 @@ def test_each_study_has_one_report_run_with_its_pdf_figures_and_claims(workdir):
     tracking.log_report("krr", files, uri, note=note, tags=tags)  # as the workflow left it
 
 
-@pytest.mark.slow
+@READS_RUN
 def test_consistency_and_selection_blocks(workdir):
     from pypdf import PdfReader
 
@@ -298,7 +338,7 @@ def test_consistency_and_selection_blocks(workdir):
     assert "Table I (C_ree)" in text and "paper: housing" in text and "over data sets" in text
 
 
-@pytest.mark.slow
+@READS_RUN
 def test_integration_block(workdir):
     from pypdf import PdfReader
 
@@ -317,12 +357,12 @@ def test_integration_block(workdir):
     assert "GSA vs LLA on relative rkhs error" in text and "Hyperparameters" in text
 
 
-@pytest.mark.slow
+@READS_RUN
 def test_gen_nystrom_block(workdir):
     from pypdf import PdfReader
 
     res = pd.read_csv(workdir / "results/gen_nystrom/results.csv")
-    assert len(res) == 2 * 2 * 5 * 2  # data sets x seeds x methods x n_labels
+    assert len(res) == len(TINY["studies"]["gen_nystrom"]["datasets"]) * 2 * 5 * 2  # x seeds x methods x n_labels
     assert res["error"].between(0, 100).all() and sorted(res["n_labels"].unique()) == [12, 30]
     _mlflow_holds_the_results(workdir, "gen_nystrom", len(res) // 2)  # the curve over n_labels
     figs = workdir / "results/gen_nystrom/figures"
@@ -331,7 +371,7 @@ def test_gen_nystrom_block(workdir):
     assert "Table 1 (single kernel)" in text and "Table 2 (multiple kernel)" in text and "not implemented" in text
 
 
-@pytest.mark.slow
+@READS_RUN
 def test_outputs_are_readable_by_others(workdir):
     outputs = [p for d in ("results", "reports", "resources") for p in (workdir / d).rglob("*")]
     files = [p for p in outputs if p.is_file() and "logs" not in p.parts and "benchmarks" not in p.parts]
@@ -343,10 +383,14 @@ def test_outputs_are_readable_by_others(workdir):
     assert not [p for p in outputs if p.name.endswith(".tmp") or p.name.endswith(".part")]
 
 
-@pytest.mark.slow
-def test_rerun_has_nothing_to_do_and_deletion_reruns_only_dependents(workdir):
+@READS_RUN
+def test_rerun_has_nothing_to_do(workdir):
     res = snakemake(workdir, "-n", "--configfile", "tiny.yaml")
     assert "Nothing to be done" in res.stdout + res.stderr
+
+
+def test_deletion_reruns_only_dependents(copy_of):
+    workdir = copy_of
     (workdir / "results/krr/runs/diabetes.csv").unlink()
     res = snakemake(workdir, "-n", "--configfile", "tiny.yaml")
     jobs = _jobs_listed(res.stdout + res.stderr)
@@ -354,7 +398,10 @@ def test_rerun_has_nothing_to_do_and_deletion_reruns_only_dependents(workdir):
     assert {"aggregate", "stats", "figures", "report", "summary"} <= set(jobs)
     assert jobs["aggregate"] == 1  # only the krr study depends on the deleted file
     before = tracking.active_runs("krr", f"sqlite:///{workdir}/mlflow.db")
-    snakemake(workdir, "--cores", "2", "--configfile", "tiny.yaml")
+    # up to the study's table, whose aggregate job logs the runs checked here (the report jobs that the dry
+    # run lists would re-run every study's report, 8 x longer: nothing below reads them)
+    snakemake(workdir, "results/krr/runs/diabetes.csv", "results/krr/results.csv", "--cores", "2",
+              "--configfile", "tiny.yaml")
     runs = tracking.active_runs("krr", f"sqlite:///{workdir}/mlflow.db")
     assert len(runs) == 18  # the re-run replaced its runs instead of duplicating them
     kept = set(before.loc[before["params.dataset"] == "friedman1", "run_id"])
@@ -362,7 +409,7 @@ def test_rerun_has_nothing_to_do_and_deletion_reruns_only_dependents(workdir):
     assert not set(before["run_id"]) & set(runs.loc[runs["params.dataset"] == "diabetes", "run_id"])
 
 
-@pytest.mark.slow
+@READS_RUN
 def test_claims_ledger_recomputed_with_plain_scipy(workdir):
 
     from nystrom_bench import papers
@@ -407,7 +454,7 @@ def test_claims_ledger_recomputed_with_plain_scipy(workdir):
     assert findings.startswith("# Findings") and "Practitioner's guide" in findings
 
 
-@pytest.mark.slow
+@READS_RUN
 def test_html_report(workdir):
     snakemake(workdir, "--configfile", "tiny.yaml", "--report", "reports/workflow.html")
     assert (workdir / "reports/workflow.html").stat().st_size > 10_000
@@ -421,9 +468,10 @@ def _jobs_listed(out):
 
 @pytest.fixture
 def copy_of(workdir, tmp_path):
-    """A copy of the finished workflow directory (results, store) for tests that change the config."""
+    """A copy of the finished workflow directory (results, store) for tests that change the config or
+    re-run jobs (without Snakemake's locks: a test on the shared run may hold one while this copies)."""
     wd = tmp_path / "wf"
-    shutil.copytree(workdir, wd, symlinks=True)
+    shutil.copytree(workdir, wd, symlinks=True, ignore=shutil.ignore_patterns("locks"))
     return wd
 
 
@@ -432,7 +480,6 @@ def _write(wd, name, cfg):
     return name
 
 
-@pytest.mark.slow
 def test_adding_a_dataset_runs_one_job_and_a_title_only_the_report(copy_of):
     more = copy.deepcopy(TINY)
     more["studies"]["krr"]["datasets"].append("concrete")
@@ -456,7 +503,6 @@ def _reversed_keys(obj):
     return [_reversed_keys(v) for v in obj] if isinstance(obj, list) else obj
 
 
-@pytest.mark.slow
 def test_reordering_the_keys_of_every_block_schedules_no_job(copy_of):
     # same meaning, every mapping (studies, blocks, methods, kernels, params) written in reverse
     # key order: Snakemake compares params by repr, and the workflow's params are canonical
@@ -473,27 +519,27 @@ def test_reordering_the_keys_of_every_block_schedules_no_job(copy_of):
     assert _jobs_listed(res.stdout + res.stderr).get("run", 0) >= 1
 
 
-@pytest.mark.slow
 def test_removing_a_dataset_deletes_its_mlflow_runs(copy_of):
     fewer = copy.deepcopy(TINY)
     fewer["studies"]["krr"]["datasets"] = ["diabetes"]
-    snakemake(copy_of, "--cores", "2", "--configfile", _write(copy_of, "fewer.yaml", fewer))
+    # up to the study's table: its aggregate job prunes the runs of the removed job (the reports would re-run
+    # every study's report and log them again; one report run per study: test_each_study_has_one_report_run...)
+    snakemake(copy_of, "results/krr/results.csv", "--cores", "2", "--configfile", _write(copy_of, "fewer.yaml", fewer))
     runs = tracking.active_runs("krr", f"sqlite:///{copy_of}/mlflow.db", level=None)
     assert set(runs["params.dataset"].dropna()) == {"diabetes"} and len(runs) == 9 + 1 + 1  # + the report run
     assert list(runs["tags.nystrom_bench.level"]).count("report") == 1
 
 
-@pytest.mark.slow
 def test_resume_after_a_killed_figures_job_leaves_nothing(copy_of):
     fig = copy_of / "results/krr/figures"
-    shutil.rmtree(fig)  # as if the figures job had been killed while writing (before the reports) ...
-    for pdf in ("reports/krr.pdf", "reports/summary.pdf"):
-        (copy_of / pdf).unlink()
+    shutil.rmtree(fig)  # as if the figures job had been killed while writing (before the report) ...
+    (copy_of / "reports/krr.pdf").unlink()
     leftover = copy_of / f"results/krr/.figures.{__import__('socket').gethostname().split('.')[0]}.999999.tmp"
     leftover.mkdir()
     (leftover / "test_mse.png").write_bytes(b"half")  # ... its temporary directory stays behind
-    snakemake(copy_of, "--cores", "2", "--configfile", "tiny.yaml")
+    snakemake(copy_of, "reports/krr.pdf", "--cores", "2", "--configfile", "tiny.yaml")  # figures, then the report
     assert not leftover.exists() and (fig / "test_mse.png").stat().st_size > 1000
+    assert (copy_of / "reports/krr.pdf").stat().st_size > 1000
     assert [p.name for p in (copy_of / "results/krr").iterdir() if p.name.startswith(".")] == []
 
 
@@ -511,9 +557,8 @@ BAD_VALUES = [
 ]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("path,value,match", BAD_VALUES, ids=[".".join(map(str, b[0])) for b in BAD_VALUES])
-def test_bad_values_fail_before_any_job_without_traceback(workdir, path, value, match):
+def test_bad_values_fail_before_any_job_without_traceback(tree, path, value, match):
     import re
 
     bad = copy.deepcopy(TINY)
@@ -522,7 +567,7 @@ def test_bad_values_fail_before_any_job_without_traceback(workdir, path, value, 
         node = node[key]
     node[path[-1]] = value
     name = "bad_" + "_".join(map(str, path)) + ".yaml"
-    res = snakemake(workdir, "-n", "--configfile", _write(workdir, name, bad), check=False)
+    res = snakemake(tree, "-n", "--configfile", _write(tree, name, bad), check=False)
     msg = res.stdout + res.stderr
     assert res.returncode != 0 and re.search(match, msg), msg[-2000:]
     assert ("invalid config: " in msg or "Error validating config file" in msg)
@@ -530,7 +575,7 @@ def test_bad_values_fail_before_any_job_without_traceback(workdir, path, value, 
     assert "Job stats" not in msg  # no job was scheduled
 
 
-@pytest.mark.slow
+@READS_RUN
 def test_scale_block(workdir):
     from pypdf import PdfReader
 
