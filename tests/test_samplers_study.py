@@ -237,6 +237,12 @@ def test_property_records_render_everywhere_the_answers_go(tmp_path):
     assert findings.answer_figure(records, tmp_path / "cd.png", "sampler") is not None  # the ranking, not this
     lines = findings.answer_lines(records)
     assert any(a["question"] == "When do non-uniform landmarks beat uniform?" for a in lines)
+    from pypdf import PdfReader
+
+    findings.write_answers(records, tmp_path / "answers.json")
+    findings.summary_pdf(None, [tmp_path / "answers.json"], {}, {}, "T", tmp_path / "summary.pdf")
+    page = PdfReader(tmp_path / "summary.pdf").pages[0].extract_text()
+    assert "which property predicts the gain" in page and "coherence predicts the gain of" in page
 
 
 # -- the workflow ------------------------------------------------------------------------------------------

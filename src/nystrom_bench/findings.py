@@ -1228,6 +1228,14 @@ def _answers_pdf_table(records):
     if not len(t):
         return t
     recs = [r for r in records if r.get("headline")]
+    if all(r.get("kind") == "property" for r in recs):  # headers that say what these numbers are
+        return pd.DataFrame({
+            "study": t["study"], "metric (better)": [f"{_short(m, 26)} ({b})" for m, b in zip(t["metric"], t["better"],
+                                                                                                strict=True)],
+            "change vs uniform per data set": t[RANK_COL].map(lambda s: _short(s, 150)),
+            "which property predicts the gain": t[PAIR_COL].map(lambda s: _short(s, 150)),
+            "answer": t["answer"].map(lambda s: _short(s, 60)),
+            "sets/units": [f"{d}/{n}" for d, n in zip(t["data sets"], t["paired runs"], strict=True)]})
     return pd.DataFrame({
         "study": t["study"],
         "metric (better)": [f"{_short(m, 26)} ({b})" for m, b in zip(t["metric"], t["better"], strict=True)],
