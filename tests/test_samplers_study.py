@@ -245,6 +245,24 @@ def test_property_records_render_everywhere_the_answers_go(tmp_path):
     assert "which property predicts the gain" in page and "coherence predicts the gain of" in page
 
 
+def test_guide_row_names_the_sampler_and_the_side_of_the_property_where_it_gains():
+    # rpc's error falls below uniform's where coherence is high (rho < 0 between log-ratio and coherence)
+    df = _constructed(lambda coh, rng: -0.05 * coh)
+    guide = findings.findings(findings.study_answers(df, INFO), pd.DataFrame(), {"s": INFO})["guide"]
+    rows = [g for g in guide if g["task"] == "landmark sampler (approximation error)"]
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["use"].startswith("rpcholesky landmarks where coherence > ")
+    assert 'sampler="rpcholesky"' in row["call"] and '["coherence"] >' in row["call"]
+    assert "Spearman rho -" in row["evidence"] and "Holm p" in row["evidence"]
+    # a gain that is noise: no property, and uniform unless a sampler gains significantly over all units
+    noise = findings.findings(findings.study_answers(_constructed(lambda coh, rng: rng.normal(0, 0.3), seed=1),
+                                                     INFO), pd.DataFrame(), {"s": INFO})["guide"]
+    row = next(g for g in noise if g["task"] == "landmark sampler (approximation error)")
+    assert "no data property predicts" in row["evidence"]
+    assert row["call"] == 'KRR(n_components=m, sampler="uniform")' or "no sampler" not in row["use"]
+
+
 # -- the workflow ------------------------------------------------------------------------------------------
 TINY = {"mlflow": {"tracking_uri": "sqlite:///mlflow.db"}, "studies": {"samplers": {
     "datasets": ["wine", "diabetes", "ionosphere", "housevotes"], "seeds": [0, 1],  # 4 sets: the CD diagrams

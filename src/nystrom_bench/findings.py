@@ -1000,6 +1000,8 @@ def _guide(records, infos):
                                  f"{clf_mode['study'] if clf_mode else 'mode'}: mode {_said(clf_mode)}",
                      "call": f'KRRClassifier(n_components=100, sampler="{csampler}", mode="{cmode}", '
                              'gamma="median")'})
+    for r in [r for r in records if r.get("kind") == "property" and r.get("samplers") and r.get("n_units", 0) >= 4]:
+        rows.append(_property_row(r))
     for r in [r for r in records if r.get("kind") == "budget" and r.get("headline")]:
         task = _task(r["metric"]) or "any task"
         rows.append({"task": f"landmark count ({task})", "n": "any", "budget": f"m = {r['column']} x n",
@@ -1031,6 +1033,41 @@ def _guide(records, infos):
                                  f"worse than {best}: {', '.join(fine)}; time ranks {_ranking_text(times, 3)}",
                      "call": _selection_call(blk)})
     return rows
+
+
+def _property_row(r):
+    """The guide's row of a "When do non-uniform landmarks beat uniform?" record: the sampler and the side of the
+    data property where it gains, or the sampler that gains overall, or the reference (uniform)."""
+    lower, ref = r["lower_is_better"], r.get("reference", "uniform")
+    best = r["samplers"][0]
+    overall = best["overall"]
+    gains = (overall.get("p") is not None and overall["p"] < ALPHA and overall.get("estimate") is not None
+             and (overall["estimate"] < 1) == bool(lower))
+    pred = r.get("predictor")
+    evidence = [f"{r['study']} {r['label']}, {r['n_units']} data set x width units"]
+    if pred:
+        name = pred["property_name"]
+        # gain = log(error / uniform's error): rho > 0 means the sampler gains more where the property is low
+        good_low = (pred["rho"] > 0) == bool(lower)
+        side, other = (pred["low"], pred["high"]) if good_low else (pred["high"], pred["low"])
+        where = f"{name} {'<=' if good_low else '>'} {fmt_num(pred['median'])}"
+        use = f"{pred['value']} landmarks where {where} (spectrum.properties); else {best['value'] if gains else ref}"
+        evidence.append(f"{pred['value']} vs {ref} against {name}: Spearman rho {_signed(pred['rho'])} "
+                        f"[{_signed(pred['ci'][0])}, {_signed(pred['ci'][1])}], Holm p = {fmt_p(pred['p_holm'])}; "
+                        f"where {where}: {_effect_text('ratio', side.get('estimate'), *side.get('ci', [None, None]))} "
+                        f"({side.get('n', 0)} units), elsewhere "
+                        f"{_effect_text('ratio', other.get('estimate'), *other.get('ci', [None, None]))}")
+        call = (f'KRR(n_components=m, sampler="{pred["value"]}") if spectrum.properties(X, kernel, alpha)'
+                f'["{name}"] {"<=" if good_low else ">"} {fmt_num(pred["median"])} else KRR(n_components=m)')
+    else:
+        use = f"{best['value']} landmarks" if gains else f"{ref} landmarks (no sampler gains significantly)"
+        evidence.append("no data property predicts the gain at Holm 5%")
+        call = f'KRR(n_components=m, sampler="{best["value"] if gains else ref}")'
+    evidence.append(f"{best['value']} vs {ref} over all units: "
+                    f"{_effect_text('ratio', overall.get('estimate'), *overall.get('ci', [None, None]))}, "
+                    f"p = {fmt_p(overall.get('p'))}")
+    return {"task": "landmark sampler (approximation error)", "n": "any", "budget": "m landmarks",
+            "use": use, "evidence": "; ".join(evidence), "call": call}
 
 
 def _krr_call(block):
