@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TIMING = {"fit_time", "sampling_time", "predict_time"}
 
 
-def job_inputs(study, dataset, config, work):
+def job_inputs(study, dataset, config, work, seeds=None):
     """(job config slice, data file, split file) of ``study``'s job on ``dataset``; files built once."""
     import yaml
 
@@ -42,6 +42,8 @@ def job_inputs(study, dataset, config, work):
     kind = studies.get(block.get("kind", study))
     job = jobs.plan(block)[dataset]
     cfg = jobs.job_config(kind, block, job)
+    if seeds:  # a part of the job: these seeds only
+        cfg = {**cfg, "seeds": [int(s) for s in seeds]}
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
     data_path, split_path = work / f"{dataset}.npz", work / f"{dataset}_splits.npz"
@@ -52,15 +54,15 @@ def job_inputs(study, dataset, config, work):
     return cfg, data_path, split_path
 
 
-def run_job(study, dataset, config, work, out, profile=None):
-    """Run the job with one BLAS thread; write its result file ``out``; return its seconds."""
+def run_job(study, dataset, config, work, out, profile=None, seeds=None):
+    """Run the job with one BLAS thread; write its result file ``out``; return (wall, CPU) seconds."""
     from threadpoolctl import threadpool_limits
 
     from nystrom_bench.jobs import run_study_job
 
-    cfg, data_path, split_path = job_inputs(study, dataset, config, work)
+    cfg, data_path, split_path = job_inputs(study, dataset, config, work, seeds)
     with threadpool_limits(limits=1):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         if profile:
             import cProfile
             import io
@@ -69,7 +71,7 @@ def run_job(study, dataset, config, work, out, profile=None):
             prof = cProfile.Profile()
             prof.enable()
         run_study_job(study, cfg, [str(data_path)], [str(split_path)], out, None, f"{study}/{dataset}", "bench")
-        seconds = time.perf_counter() - t0
+        seconds = time.perf_counter() - t0, time.process_time() - c0
         if profile:
             prof.disable()
             buf = io.StringIO()
@@ -141,7 +143,7 @@ def compare(old, new, rtol=1e-10):
     return not bad, lines
 
 
-def ab(old_tree, study, dataset, config, work, rounds, rtol, avx2):
+def ab(old_tree, study, dataset, config, work, rounds, rtol, avx2, seeds=None):
     """Interleave old and new runs of the job in fresh processes; print seconds and ratios."""
     env = dict(os.environ)
     if avx2:
@@ -151,24 +153,30 @@ def ab(old_tree, study, dataset, config, work, rounds, rtol, avx2):
         env.update(AVX2_ENV)
     job_inputs(study, dataset, config, work)  # build the inputs once, untimed
     trees = {"old": Path(old_tree).resolve(), "new": ROOT}
-    times = {"old": [], "new": []}
+    times, cpu = {"old": [], "new": []}, {"old": [], "new": []}
     for r in range(rounds):
         for name in (("old", "new") if r % 2 == 0 else ("new", "old")):
             out = Path(work) / f"{dataset}_{name}.csv"
             cmd = [sys.executable, str(ROOT / "benchmarks" / "gnkr_job.py"), "run", dataset, "--study", study,
-                   "--config", str(config), "--work", str(work), "--out", str(out)]
+                   "--config", str(config), "--work", str(work), "--out", str(out)] + \
+                (["--seeds", ",".join(map(str, seeds))] if seeds else [])
             e = {**env, "PYTHONPATH": str(trees[name] / "src")}
             res = subprocess.run(cmd, env=e, capture_output=True, text=True)
             if res.returncode:
                 raise RuntimeError(f"{name} run failed:\n{res.stderr[-3000:]}")
-            secs = float(res.stdout.strip().splitlines()[-1].split()[-1])
+            secs, cpus = map(float, res.stdout.strip().splitlines()[-1].split()[-2:])
             times[name].append(secs)
-            print(f"round {r} {name}: {secs:.1f} s", flush=True)
-        print(f"round {r} ratio new / old: {times['new'][-1] / times['old'][-1]:.3f}", flush=True)
+            cpu[name].append(cpus)
+            print(f"round {r} {name}: {secs:.1f} s wall, {cpus:.1f} s CPU", flush=True)
+        print(f"round {r} ratio new / old: wall {times['new'][-1] / times['old'][-1]:.3f}, CPU "
+              f"{cpu['new'][-1] / cpu['old'][-1]:.3f}", flush=True)
     ratios = [n / o for n, o in zip(times["new"], times["old"], strict=True)]
     print(f"{dataset}: old {' '.join(f'{t:.1f}' for t in times['old'])} s; new "
           f"{' '.join(f'{t:.1f}' for t in times['new'])} s; ratio new / old per round "
-          f"{' '.join(f'{x:.3f}' for x in ratios)}{' (AVX2 emulated)' if avx2 else ''}")
+          f"{' '.join(f'{x:.3f}' for x in ratios)}; CPU seconds old {' '.join(f'{t:.1f}' for t in cpu['old'])}, new "
+          f"{' '.join(f'{t:.1f}' for t in cpu['new'])}, ratio "
+          f"{' '.join(f'{n / o:.3f}' for n, o in zip(cpu['new'], cpu['old'], strict=True))}"
+          f"{' (AVX2 emulated)' if avx2 else ''}")
     ok, lines = compare(Path(work) / f"{dataset}_old.csv", Path(work) / f"{dataset}_new.csv", rtol)
     print("\n".join(lines))
     return ok
@@ -251,6 +259,7 @@ def main(argv=None):
         if name == "run":
             p.add_argument("--out", required=True)
             p.add_argument("--profile", help="write cProfile statistics here")
+        p.add_argument("--seeds", help="comma-separated seeds: a part of the job (default: all of the block's)")
     p = sub.add_parser("sensitivity", help="how far recorded RMSEs move under a last-bit change")
     p.add_argument("dataset")
     p.add_argument("--seed", type=int, default=0)
@@ -265,8 +274,9 @@ def main(argv=None):
     p.add_argument("--rtol", type=float, default=1e-10)
     args = ap.parse_args(argv)
     if args.cmd == "run":
-        secs = run_job(args.study, args.dataset, args.config, args.work, args.out, args.profile)
-        print(f"seconds {secs:.3f}")
+        secs = run_job(args.study, args.dataset, args.config, args.work, args.out, args.profile,
+                       args.seeds and args.seeds.split(","))
+        print(f"seconds (wall, CPU) {secs[0]:.3f} {secs[1]:.3f}")
         return 0
     if args.cmd == "sensitivity":
         sensitivity(args.dataset, args.seed, args.m, args.work, args.config, args.save, args.against)
@@ -276,7 +286,7 @@ def main(argv=None):
         print("\n".join(lines))
         return 0 if ok else 1
     return 0 if ab(args.old_tree, args.study, args.dataset, args.config, args.work, args.rounds, args.rtol,
-                   args.avx2) else 1
+                   args.avx2, args.seeds and args.seeds.split(",")) else 1
 
 
 if __name__ == "__main__":
