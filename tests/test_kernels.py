@@ -99,3 +99,122 @@ def test_gram_streams_ctc_and_cty(rng, n, m):
     np.testing.assert_allclose(G, C.T @ C, rtol=1e-10, atol=1e-9)
     np.testing.assert_allclose(b, C.T @ y, rtol=1e-10, atol=1e-10)
     assert kern.gram(X, X[:m])[1] is None
+
+
+# -- Gaussian block paths (kernels/distance.py): tiled GEMM + fused exp, thin blocks, numpy's exp ------------
+
+def _textbook_gaussian(X, Y, gamma):
+    """exp(-gamma ||x - y||^2) entry by entry from the differences, in float64."""
+    return np.exp(-gamma * ((X[:, None, :] - Y[None, :, :]) ** 2).sum(-1))
+
+
+@pytest.fixture
+def exp_choice():
+    """Set the exp choice (auto/numba/numpy) for one test; restored afterwards."""
+    from nystrom_bench import fastexp
+
+    old = fastexp.set_choice("auto")
+    yield fastexp.set_choice
+    fastexp.set_choice(old)
+
+
+@pytest.fixture
+def small_tiles(monkeypatch):
+    """Tiles of 7 x 5 (float64) with 2 + d columns of X: many row and column tiles, ragged at both edges."""
+    from nystrom_bench.kernels import distance
+
+    monkeypatch.setattr(distance, "TILE_BYTES", 8 * 7 * 12)
+    monkeypatch.setattr(distance, "TILE_MAX_COLS", 5)
+    return distance
+
+
+@pytest.mark.parametrize("choice", ["numba", "numpy"])
+@pytest.mark.parametrize("m", [1, 3, 16, 17, 41])  # thin (<= 16 columns) and tiled
+def test_gaussian_block_paths_match_textbook_formula(rng, exp_choice, small_tiles, choice, m):
+    pytest.importorskip("numba")
+    exp_choice(choice)
+    X = rng.normal(size=(53, 10)) + 3.0  # off-centre: the norms trick's round-off is larger than the distances'
+    Y = X[rng.choice(53, m, replace=False)] + 0.1 * rng.normal(size=(m, 10))
+    kern = kernels.make("gaussian", gamma=0.05, block_bytes=8 * 9 * m)  # row blocks of 9 rows
+    ref = _textbook_gaussian(X, Y, 0.05)
+    got = kern(X, Y)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(np.vstack([b for _, b in kern.blocks(X, Y)]), ref, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(kern.mmv(X, Y, np.ones(m)), ref.sum(1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("m", [2, 30])
+def test_gaussian_float32_block_accuracy_kept(rng, exp_choice, small_tiles, m):
+    """float32 blocks: the tiled path within float32's round-off of the exponent's terms (the bound of the
+    norms trick on points shifted by Y's mean: measured up to 1.7 eps (1 + s) before and after the tiles);
+    the thin path (float64 rounded once) within 1 float32 ulp."""
+    pytest.importorskip("numba")
+    exp_choice("numba")
+    X = rng.normal(size=(80, 6)) * 2 + 5
+    Y = X[:m] + 0.2
+    ref = _textbook_gaussian(X, Y, 0.1)
+    got = kernels.make("gaussian", gamma=0.1, dtype="float32")(X, Y)
+    assert got.dtype == np.float32
+    eps = np.finfo(np.float32).eps
+    err = np.abs(got - ref) / ref
+    if m <= 16:
+        assert err.max() <= eps
+    c = Y.mean(0)
+    s = 0.1 * (((X - c) ** 2).sum(1)[:, None] + ((Y - c) ** 2).sum(1)[None, :])
+    assert np.all(err <= 4 * eps * (1 + s))
+
+
+def test_thin_column_equals_wide_column(rng, exp_choice):
+    """One column K(X, x_s) (thin path) equals the same column of a wide block (tiled path), is exactly 1 at
+    x_s, and the counting kernel counts both."""
+    pytest.importorskip("numba")
+    exp_choice("numba")
+    X = rng.normal(size=(3000, 12))
+    kern = kernels.counting(kernels.make("gaussian", gamma=0.08))
+    wide = kern(X, X[:40])
+    for s in (0, 7, 39):
+        col = kern(X, X[[s]])
+        assert col.shape == (3000, 1) and col[s, 0] == 1.0
+        np.testing.assert_allclose(col[:, 0], wide[:, s], rtol=1e-13, atol=0)
+    assert kern.entries == 3000 * 40 + 3 * 3000
+
+
+def test_thin_block_of_a_strided_x_and_into_a_strided_block(rng, exp_choice):
+    pytest.importorskip("numba")
+    exp_choice("numba")
+    X = np.asfortranarray(rng.normal(size=(200, 5)))
+    kern = kernels.make("gaussian", gamma=0.3)
+    ref = _textbook_gaussian(X, X[:3], 0.3)
+    np.testing.assert_allclose(kern(X, X[:3]), ref, rtol=1e-13)
+    out = np.empty((3, 200)).T  # not C-contiguous: _fill_rows writes through a copy
+    kern._fill_rows(*kern._prepare(X, X[:3]), slice(0, 200), out)
+    np.testing.assert_allclose(out, ref, rtol=1e-13)
+
+
+def test_exp_choice_changed_between_prepare_and_fill(rng, exp_choice):
+    """A thin block prepared with the compiled loops and filled after NYSTROM_BENCH_EXP=numpy still fills
+    (through the augmented GEMM)."""
+    pytest.importorskip("numba")
+    exp_choice("numba")
+    X = rng.normal(size=(50, 3))
+    kern = kernels.make("gaussian", gamma=0.5)
+    gen = kern.blocks(X, X[:2])
+    exp_choice("numpy")
+    _, blk = next(gen)
+    np.testing.assert_allclose(blk, _textbook_gaussian(X, X[:2], 0.5), rtol=1e-12)
+
+
+def test_tiles_threaded_equal_single_threaded(rng, exp_choice, small_tiles, monkeypatch):
+    """Per-thread scratch: blocks filled on two threads equal those filled on one."""
+    pytest.importorskip("numba")
+    from threadpoolctl import threadpool_limits
+
+    exp_choice("numba")
+    X = rng.normal(size=(400, 4))
+    kern = kernels.make("gaussian", gamma=0.2, block_bytes=8 * 30 * 20)
+    with threadpool_limits(1):
+        one = kern(X, X[:30])
+    monkeypatch.setattr(type(kern), "PARALLEL_MIN", 0)
+    monkeypatch.setattr("nystrom_bench.kernels.base._blas_threads", lambda: 2)
+    two = kern(X, X[:30])
+    np.testing.assert_allclose(two, one, rtol=1e-14, atol=0)

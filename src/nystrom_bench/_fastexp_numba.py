@@ -19,6 +19,18 @@ second rounds once, as a correctly scaled result must.
 float32 -- the same scheme in float32 lanes (8 per AVX2 register): Cody-Waite with Cephes' split
 of ln2, Cephes' ``expf`` polynomial (degree 5 in ``r`` on top of ``1 + r``), scale
 ``2^(k + 32) * 2^-32``.
+
+The element function of each precision (``_exp64``, ``_exp32``) is inlined into every loop below, so all
+of them give the same value bit for bit (branch-free, contraction only):
+
+- ``exp_nonpos_f64`` / ``_f32``: in place over a 1-D array;
+- ``exp_tile_f64`` / ``_f32``: from a small scratch tile (a GEMM's result while it is in cache) into its
+  place in a larger C-contiguous block, ``out[r0 + i, c0 + j] = exp(min(E[i, j], 0))``: the clamp and exp
+  fused with the one write of the result, so the block is written once instead of GEMM-then-rewrite;
+- ``gauss_thin_f64`` / ``_f32``: a thin Gaussian block ``out[i, j] = exp(-g ||x_i - y_j||^2)`` for few
+  columns, straight from the differences (one pass over X, no augmented copy; exact 1 at x_i = y_j): per
+  chunk of 256 rows the exponents (scalar sums, independent across entries), then their exp as one
+  vectorised loop; the float32 variant stores the float64 result rounded once.
 """
 
 from __future__ import annotations
@@ -80,39 +92,111 @@ BIAS_F = np.int32(127 + 32)
 MANT_F = np.int32(23)
 
 
-@numba.njit(["void(float64[::1])"], nogil=True, cache=True, error_model="numpy", fastmath={"contract"})
+_JIT = dict(nogil=True, cache=True, error_model="numpy", fastmath={"contract"})
+
+
+@numba.njit(inline="always", error_model="numpy", fastmath={"contract"})
+def _exp64(x):
+    x = 0.0 if x > 0.0 else x  # the clamp of round-off (NaN passes through)
+    x = LOW if x < LOW else x
+    z = x * INV_LN2 + SHIFT
+    kf = z - SHIFT
+    hi = x - kf * LN2_HI
+    lo = kf * LN2_LO
+    r = hi - lo
+    t = r * r
+    c = r - t * (P1 + t * (P2 + t * (P3 + t * (P4 + t * P5))))
+    y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi)
+    k = _f64_as_i64(z) - SHIFT_BITS
+    return (y * _i64_as_f64((k + (1023 + 64)) << 52)) * TWO_M64
+
+
+@numba.njit(inline="always", error_model="numpy", fastmath={"contract"})
+def _exp32(x):
+    x = ZERO_F if x > ZERO_F else x
+    x = LOW_F if x < LOW_F else x
+    z = x * INV_LN2_F + SHIFT_F
+    kf = z - SHIFT_F
+    r = (x - kf * LN2_HI_F) - kf * LN2_LO_F
+    p = Q0
+    p = p * r + Q1
+    p = p * r + Q2
+    p = p * r + Q3
+    p = p * r + Q4
+    p = p * r + Q5
+    p = p * (r * r) + r + ONE_F
+    k = _f32_as_i32(z) - SHIFT_F_BITS
+    return (p * _i32_as_f32((k + BIAS_F) << MANT_F)) * TWO_M32_F
+
+
+@numba.njit(["void(float64[::1])"], **_JIT)
 def exp_nonpos_f64(f):
     for i in range(f.size):
-        x = f[i]
-        x = 0.0 if x > 0.0 else x  # the clamp of round-off (NaN passes through)
-        x = LOW if x < LOW else x
-        z = x * INV_LN2 + SHIFT
-        kf = z - SHIFT
-        hi = x - kf * LN2_HI
-        lo = kf * LN2_LO
-        r = hi - lo
-        t = r * r
-        c = r - t * (P1 + t * (P2 + t * (P3 + t * (P4 + t * P5))))
-        y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi)
-        k = _f64_as_i64(z) - SHIFT_BITS
-        f[i] = (y * _i64_as_f64((k + (1023 + 64)) << 52)) * TWO_M64
+        f[i] = _exp64(f[i])
 
 
-@numba.njit(["void(float32[::1])"], nogil=True, cache=True, error_model="numpy", fastmath={"contract"})
+@numba.njit(["void(float32[::1])"], **_JIT)
 def exp_nonpos_f32(f):
     for i in range(f.size):
-        x = f[i]
-        x = ZERO_F if x > ZERO_F else x
-        x = LOW_F if x < LOW_F else x
-        z = x * INV_LN2_F + SHIFT_F
-        kf = z - SHIFT_F
-        r = (x - kf * LN2_HI_F) - kf * LN2_LO_F
-        p = Q0
-        p = p * r + Q1
-        p = p * r + Q2
-        p = p * r + Q3
-        p = p * r + Q4
-        p = p * r + Q5
-        p = p * (r * r) + r + ONE_F
-        k = _f32_as_i32(z) - SHIFT_F_BITS
-        f[i] = (p * _i32_as_f32((k + BIAS_F) << MANT_F)) * TWO_M32_F
+        f[i] = _exp32(f[i])
+
+
+@numba.njit(["void(float64[::1], float64[::1])"], **_JIT)
+def _exp_row_f64(e, o):
+    for j in range(e.size):
+        o[j] = _exp64(e[j])
+
+
+@numba.njit(["void(float32[::1], float32[::1])"], **_JIT)
+def _exp_row_f32(e, o):
+    for j in range(e.size):
+        o[j] = _exp32(e[j])
+
+
+# a row at a time through a 1-D loop over contiguous rows: measured 1.3-2x faster than one 2-D loop
+# indexing out[r0 + i, c0 + j] (which LLVM vectorises less well)
+@numba.njit(["void(float64[:, ::1], float64[:, ::1], int64, int64)"], **_JIT)
+def exp_tile_f64(E, out, r0, c0):
+    n = E.shape[1]
+    for i in range(E.shape[0]):
+        _exp_row_f64(E[i], out[r0 + i, c0:c0 + n])
+
+
+@numba.njit(["void(float32[:, ::1], float32[:, ::1], int64, int64)"], **_JIT)
+def exp_tile_f32(E, out, r0, c0):
+    n = E.shape[1]
+    for i in range(E.shape[0]):
+        _exp_row_f32(E[i], out[r0 + i, c0:c0 + n])
+
+
+THIN_CHUNK = 256  # rows per chunk of a thin block: its exponents stay in L1 between the two passes
+
+
+@numba.njit(inline="always")
+def _gauss_thin(X, Y, g, out):
+    # two passes per chunk of rows: the exponents -g |x_i - y_j|^2 (a scalar sum per entry, independent
+    # across entries, so consecutive rows overlap in the pipeline), then the exp as one vectorised loop
+    n, d, m = X.shape[0], X.shape[1], Y.shape[0]
+    buf = np.empty(THIN_CHUNK * m)
+    for i0 in range(0, n, THIN_CHUNK):
+        i1 = min(i0 + THIN_CHUNK, n)
+        for i in range(i0, i1):
+            for j in range(m):
+                s = 0.0
+                for k in range(d):
+                    t = X[i, k] - Y[j, k]
+                    s += t * t
+                buf[(i - i0) * m + j] = -g * s
+        for i in range(i0, i1):
+            for j in range(m):
+                out[i, j] = _exp64(buf[(i - i0) * m + j])
+
+
+@numba.njit(["void(float64[:, ::1], float64[:, ::1], float64, float64[:, ::1])"], **_JIT)
+def gauss_thin_f64(X, Y, g, out):
+    _gauss_thin(X, Y, g, out)
+
+
+@numba.njit(["void(float64[:, ::1], float64[:, ::1], float64, float32[:, ::1])"], **_JIT)
+def gauss_thin_f32(X, Y, g, out):
+    _gauss_thin(X, Y, g, out)

@@ -23,6 +23,12 @@ fixed set of arguments (0, tiny, the subnormal range, underflow, NaN, -inf, and 
 the numpy path is used (with a ``RuntimeWarning`` in the last two cases). ``NYSTROM_BENCH_EXP``
 = ``auto`` | ``numba`` | ``numpy`` (or :func:`set_choice`) overrides the choice (``numba`` still
 falls back when it fails). :func:`backend` tells which path a dtype takes.
+
+The Gaussian kernel blocks (:mod:`nystrom_bench.kernels.distance`) also call the module's fused loops
+directly (:func:`compiled`): the clamp + exp of a GEMM tile written into its block, and thin blocks
+straight from the differences. The same self-check covers the tile loops (they inline the same
+element function, so they agree bit for bit with ``exp_nonpos``) and a small thin block against
+numpy's formula.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["exp_nonpos", "backend", "set_choice", "numpy_exp_vectorised", "ulp_distance", "CHOICES"]
+__all__ = ["exp_nonpos", "backend", "compiled", "set_choice", "numpy_exp_vectorised", "ulp_distance", "CHOICES"]
 
 CHOICES = ("auto", "numba", "numpy")
 ENV = "NYSTROM_BENCH_EXP"
@@ -41,7 +47,7 @@ ENV = "NYSTROM_BENCH_EXP"
 SELF_CHECK_ULPS = 2
 
 _lock = threading.Lock()
-_state: dict = {}  # "loops": {dtype: fn} or None once loaded; "choice": the env value read once
+_state: dict = {}  # "loops": {dtype: fn} or None once loaded, "module": the numba module or None; "choice"
 
 
 def numpy_exp_vectorised():
@@ -102,13 +108,40 @@ def _load():
                       RuntimeWarning, stacklevel=3)
         return None
     loops = {np.dtype(np.float64): nb.exp_nonpos_f64, np.dtype(np.float32): nb.exp_nonpos_f32}
+    tiles = {np.dtype(np.float64): nb.exp_tile_f64, np.dtype(np.float32): nb.exp_tile_f32}
     for dt, fn in loops.items():
-        err = _self_check(fn, dt)
+        tile = tiles[dt]
+
+        def tiled(a, tile=tile):  # the tile loop from a 1-row tile into itself
+            row = a.reshape(1, -1)
+            tile(row, row, 0, 0)
+
+        err = max(_self_check(fn, dt), _self_check(tiled, dt))
         if not err <= SELF_CHECK_ULPS:
             warnings.warn(f"numba {dt} exp is {err} ulp from numpy's at its self-check (allowed "
                           f"{SELF_CHECK_ULPS}); using numpy's exp", RuntimeWarning, stacklevel=3)
             return None
+    err = _thin_check(nb)
+    if not err <= 1e-13:
+        warnings.warn(f"numba thin Gaussian block is {err:.2g} (relative) from numpy's formula at its "
+                      "self-check (allowed 1e-13); using numpy's exp", RuntimeWarning, stacklevel=3)
+        return None
+    _state["module"] = nb
     return loops
+
+
+def _thin_check(nb):
+    """Largest relative error of the compiled thin Gaussian blocks (both output precisions, the float32 one
+    against the float64 result rounded) against ``exp(-g ||x - y||^2)`` on a fixed small case."""
+    rng = np.random.default_rng(0)
+    X, Y, g = rng.normal(size=(40, 7)), rng.normal(size=(3, 7)), 0.3
+    ref = np.exp(-g * ((X[:, None, :] - Y[None, :, :]) ** 2).sum(-1))
+    out = np.empty((40, 3))
+    nb.gauss_thin_f64(X, Y, g, out)
+    out32 = np.empty((40, 3), dtype=np.float32)
+    nb.gauss_thin_f32(X, Y, g, out32)
+    return max(float(np.max(np.abs(out / ref - 1))),
+               float(np.max(np.abs(out32 / ref.astype(np.float32) - 1))))
 
 
 def _choice():
@@ -138,6 +171,18 @@ def backend(dtype=np.float64):
     if choice == "auto" and dt == np.float64 and numpy_exp_vectorised():
         return "numpy"
     return "numba" if _loops() is not None else "numpy"
+
+
+def compiled(dtype=None):
+    """The self-checked compiled module (:mod:`nystrom_bench._fastexp_numba`) where this process may use
+    it, else None: for ``dtype`` given, where :func:`exp_nonpos` takes the numba path for it; for
+    ``dtype=None``, wherever the loops loaded and the choice is not ``numpy`` (the thin Gaussian blocks,
+    whose cost is the pass over X, not the exp)."""
+    if dtype is not None:
+        return _state.get("module") if backend(dtype) == "numba" else None
+    if _choice() == "numpy" or _loops() is None:
+        return None
+    return _state.get("module")
 
 
 def exp_nonpos(a):

@@ -2,14 +2,39 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from scipy.spatial.distance import cdist
 
+from .. import fastexp
 from ..fastexp import exp_nonpos
 from .base import DEFAULT_BLOCK_BYTES, Kernel, _sq_dists_into
 from .blas import as_2d, dot_t, issparse, n_rows, row_sq_norms
 
 __all__ = ["Gaussian", "Laplacian", "Epanechnikov"]
+
+#: a dense Gaussian block with at most this many columns is computed from the differences (the thin path)
+THIN_MAX_COLS = 16
+#: size of one GEMM tile of a Gaussian block (bytes): the product lands in a per-thread scratch of this
+#: size and the fused clamp + exp writes it to its place in the block while it is in the core's cache
+TILE_BYTES = 512 * 2**10
+#: widest GEMM tile (columns): wider blocks are tiled over their columns too
+TILE_MAX_COLS = 1024
+TILE_MODE = "scratch"
+
+_tls = threading.local()
+
+
+def _scratch(key, size, dtype):
+    """A per-thread reusable 1-D buffer of at least ``size`` elements (no allocation, no page faults
+    per tile)."""
+    name = f"{key}_{np.dtype(dtype).char}"
+    buf = getattr(_tls, name, None)
+    if buf is None or buf.size < size:
+        buf = np.empty(max(size, 1), dtype=dtype)
+        setattr(_tls, name, buf)
+    return buf
 
 
 class Gaussian(Kernel):
@@ -37,39 +62,108 @@ class Gaussian(Kernel):
             raise ValueError(f"gaussian kernel: gamma must be a positive finite number, got {gamma}")
         self.gamma = float(gamma)
 
-    # The whole exponent comes out of one GEMM, [x, 1, |x|^2] . [2g z, -g |z|^2, -g]^T
-    # = -g |x - z|^2, leaving only a clamp (round-off) and an in-place exp per block.
-    # In float32 both point sets are first shifted by the mean of Y (in float64): distances are
-    # unchanged, and |x|^2, |z|^2 stay of the order of the distances, so the sum keeps its digits.
+    # Three paths, chosen per call in _prepare (aux[0]):
+    # "gemm": the whole exponent comes out of one GEMM, [x, 1, |x|^2] . [2g z, -g |z|^2, -g]^T
+    #   = -g |x - z|^2, leaving only a clamp (round-off) and an exp. Where the exp is the compiled one
+    #   (fastexp.compiled(dtype)), the block is computed in tiles of TILE_BYTES: the GEMM of a tile lands
+    #   in a per-thread scratch, and one fused pass (clamp + exp) writes it to the block while it is in
+    #   cache, so the block is written once (the GEMM-then-exp-in-place order streams it through memory
+    #   twice). Otherwise (numpy's exp: AVX-512 float64, NYSTROM_BENCH_EXP=numpy, no numba) the GEMM
+    #   writes the block and the exp runs on it in place. The values are the same either way (the
+    #   same GEMM per row, the same exp). In float32 both point sets are first shifted by the mean of Y
+    #   (in float64): distances are unchanged, and |x|^2, |z|^2 stay of the order of the distances, so
+    #   the sum keeps its digits.
+    # "thin" (dense, at most THIN_MAX_COLS columns, compiled loops available): one compiled pass over
+    #   the rows of X, exp(-g sum_k (x_k - z_k)^2) from the differences in float64 (a float32 block
+    #   stores that rounded once): no augmented copy of X per call, which made one column at n = 10^5
+    #   cost ~30 ms (RPCholesky and greedy pivoting evaluate one per pivot).
+    # "sparse": 2 g x.z - g |x|^2 - g |z|^2 in float64 from sparse products, then the clamp + exp.
     def _prepare(self, X, Y):
         X, Y, _ = super()._prepare(X, Y)
         g = self.gamma
-        if issparse(X) or issparse(Y):  # sparse: -g |x - z|^2 from the norms and X Z^T (sparse products)
-            return X, Y, (None, row_sq_norms(Y))
+        if issparse(X) or issparse(Y):
+            return X, Y, ("sparse", None, row_sq_norms(Y))
+        if n_rows(Y) <= THIN_MAX_COLS and fastexp.compiled() is not None:
+            return X, Y, ("thin", np.ascontiguousarray(Y), None)
         shift = Y.mean(axis=0) if self.dtype != np.float64 and n_rows(Y) else None
         Ys = Y if shift is None else Y - shift
         ysq = np.einsum("ij,ij->i", Ys, Ys)
         Ya = np.hstack([2.0 * g * Ys, (-g * ysq)[:, None], np.full((n_rows(Y), 1), -g)]).astype(self.dtype)
-        return X, Y, (Ya, shift)
+        return X, Y, ("gemm", Ya, shift)
 
     def _fill_rows(self, X, Y, aux, sl, out):
-        Ya, shift = aux
-        if Ya is None:  # sparse X or Y: 2 g x.z - g |x|^2 - g |z|^2 in float64, then the same clamp + exp
+        kind, A, B = aux
+        if kind == "thin":
+            nb = fastexp.compiled()
+            if nb is not None:
+                self._fill_thin(nb, X[sl], A, out)
+                return
+            # the choice changed since _prepare: the augmented GEMM, as for a wide block
+            kind, A, B = self._prepare(X, Y)[2]
+        if kind == "sparse":
             g, Xb = self.gamma, X[sl]
             E = dot_t(Xb, Y)
             E *= 2.0 * g
             E -= g * row_sq_norms(Xb)[:, None]
-            E -= g * shift[None, :]
+            E -= g * B[None, :]
             out[...] = E
             exp_nonpos(out)
             return
-        Xb = X[sl] if shift is None else X[sl] - shift
+        Ya, shift = A, B
+        nb = fastexp.compiled(out.dtype)
+        if nb is not None and out.flags.c_contiguous and TILE_MODE == "scratch":
+            self._fill_tiles(nb, X[sl], Ya, shift, out)
+            return
+        if nb is not None and TILE_MODE == "inplace":
+            rows = max(1, TILE_BYTES // (out.dtype.itemsize * max(n_rows(Y), Ya.shape[1])))
+            for r0 in range(0, sl.stop - sl.start, rows):
+                r1 = min(r0 + rows, sl.stop - sl.start)
+                self._fill_inplace(X[sl.start + r0:sl.start + r1], Ya, shift, out[r0:r1])
+            return
+        self._fill_inplace(X[sl], Ya, shift, out)
+
+    @staticmethod
+    def _fill_inplace(Xr, Ya, shift, out):
+        Xb = Xr if shift is None else Xr - shift
         Xa = np.empty((n_rows(Xb), Xb.shape[1] + 2), dtype=out.dtype)
         Xa[:, :-2] = Xb
         Xa[:, -2] = 1.0
         Xa[:, -1] = np.einsum("ij,ij->i", Xb, Xb)
         np.dot(Xa, Ya.T, out=out)
-        exp_nonpos(out)  # clamp + exp in place: one vectorised pass where numpy's exp is scalar
+        exp_nonpos(out)  # clamp + exp in place
+
+    def _fill_thin(self, nb, Xb, Yc, out):
+        """``out <- exp(-g ||x_i - y_j||^2)`` from the differences, one compiled pass over the rows."""
+        Xb = np.ascontiguousarray(Xb)
+        dst = out if out.flags.c_contiguous else np.empty(out.shape, dtype=out.dtype)
+        (nb.gauss_thin_f64 if dst.dtype == np.float64 else nb.gauss_thin_f32)(Xb, Yc, self.gamma, dst)
+        if dst is not out:
+            out[...] = dst
+
+    @staticmethod
+    def _fill_tiles(nb, Xb, Ya, shift, out):
+        """The augmented GEMM tile by tile into a per-thread scratch of ``TILE_BYTES``; each tile's clamp +
+        exp written to its place in ``out`` (C-contiguous) by one compiled pass while the tile is in cache."""
+        nr, m, p = n_rows(Xb), n_rows(Ya), Ya.shape[1]
+        if nr == 0 or m == 0:
+            return
+        dt = out.dtype
+        cols = min(m, TILE_MAX_COLS)
+        rows = max(1, min(nr, TILE_BYTES // (dt.itemsize * max(cols, p))))
+        E_buf, Xa_buf = _scratch("tile", rows * cols, dt), _scratch("aug", rows * p, dt)
+        tile = nb.exp_tile_f64 if dt == np.float64 else nb.exp_tile_f32
+        for r0 in range(0, nr, rows):
+            r1 = min(r0 + rows, nr)
+            xr = Xb[r0:r1] if shift is None else Xb[r0:r1] - shift
+            Xa = Xa_buf[: (r1 - r0) * p].reshape(r1 - r0, p)
+            Xa[:, :-2] = xr
+            Xa[:, -2] = 1.0
+            Xa[:, -1] = np.einsum("ij,ij->i", xr, xr)
+            for c0 in range(0, m, cols):
+                c1 = min(c0 + cols, m)
+                E = E_buf[: (r1 - r0) * (c1 - c0)].reshape(r1 - r0, c1 - c0)
+                np.dot(Xa, Ya[c0:c1].T, out=E)
+                tile(E, out, r0, c0)
 
     def diag(self, X):
         return np.ones(n_rows(as_2d(X)))
