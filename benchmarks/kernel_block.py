@@ -105,15 +105,14 @@ def with_choice(choice, fn):
     return run
 
 
-def with_tile(kib, fn, mode=None):
+def with_tile(kib, fn):
     def run():
-        old, old_mode = distance.TILE_BYTES, distance.TILE_MODE
+        old = distance.TILE_BYTES
         distance.TILE_BYTES = int(kib * 1024)
-        distance.TILE_MODE = mode or old_mode
         try:
             fn()
         finally:
-            distance.TILE_BYTES, distance.TILE_MODE = old, old_mode
+            distance.TILE_BYTES = old
     return run
 
 
@@ -128,11 +127,9 @@ def wide(args, threads, rows):
         Xd, Zd = X.astype(dt), Z.astype(dt)
         new, old = kernels.make("gaussian", gamma=gamma, dtype=dt), Legacy(gamma=gamma).astype(dt)
         fns = {"gemm": lambda: np.dot(Xd, Zd.T, out=buf)}
-        for mode in args.modes:
-            for kib in args.tile_kib:
-                label = "" if kib == distance.TILE_BYTES / 1024 else f" tile {kib:g} KiB"
-                label += "" if mode == distance.TILE_MODE else f" {mode}"
-                fns[f"kernel (exp {fastexp.backend(dt)}){label}"] = with_tile(kib, lambda: new(X, Z, out=buf), mode)
+        for kib in args.tile_kib:
+            label = "" if kib == distance.TILE_BYTES / 1024 else f" tile {kib:g} KiB"
+            fns[f"kernel (exp {fastexp.backend(dt)}){label}"] = with_tile(kib, lambda: new(X, Z, out=buf))
         fns[f"legacy (exp {fastexp.backend(dt)})"] = lambda: old(X, Z, out=buf)
         if fastexp.backend(dt) == "numba":
             fns["kernel (exp numpy)"] = with_choice("numpy", lambda: new(X, Z, out=buf))
@@ -192,13 +189,11 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--repeat-rpc", type=int, default=1)
     ap.add_argument("--tile-kib", default=None, help="comma-separated tile sizes (KiB) to sweep")
-    ap.add_argument("--modes", default=None, help="comma-separated TILE_MODEs to sweep")
     ap.add_argument("--thin-m", default="1,4,16,32")
     ap.add_argument("--avx2", action="store_true", help="also run in a child emulating an AVX2-only CPU")
     ap.add_argument("--csv", default=None, help="write the rows here (the --avx2 child's rows are appended)")
     args = ap.parse_args(argv)
     args.tile_kib = [float(v) for v in args.tile_kib.split(",")] if args.tile_kib else [distance.TILE_BYTES / 1024]
-    args.modes = args.modes.split(",") if args.modes else [distance.TILE_MODE]
     args.thin_m = [int(v) for v in args.thin_m.split(",")]
     from threadpoolctl import threadpool_limits
 

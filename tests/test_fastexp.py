@@ -160,3 +160,62 @@ def test_choice_is_validated(monkeypatch):
     monkeypatch.setenv(fastexp.ENV, "NumPy")
     fastexp._state.clear()
     assert fastexp.backend(np.float32) == "numpy"
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_tile_loop_writes_exp_nonpos_into_its_place(dtype):
+    """``exp_tile`` (the Gaussian blocks' fused clamp + exp) gives exp_nonpos's values bit for bit, at its
+    offset in the block, and touches nothing else."""
+    pytest.importorskip("numba")
+    from nystrom_bench import _fastexp_numba as nb
+
+    tile = {np.dtype(np.float64): nb.exp_tile_f64, np.dtype(np.float32): nb.exp_tile_f32}[np.dtype(dtype)]
+    E = _args(dtype, n=3000)[:6000].reshape(40, 150).copy()
+    out = np.full((60, 200), 7.0, dtype=dtype)
+    tile(E, out, 13, 21)
+    ref = _run(_numba_loops()[np.dtype(dtype)], E.ravel()).reshape(E.shape)
+    assert np.array_equal(out[13:53, 21:171], ref, equal_nan=True)
+    out[13:53, 21:171] = 7.0
+    assert np.all(out == 7.0)
+
+
+def test_thin_loops_float32_is_the_float64_result_rounded():
+    pytest.importorskip("numba")
+    from nystrom_bench import _fastexp_numba as nb
+
+    rng = np.random.default_rng(3)
+    X, Y = rng.normal(size=(700, 9)), rng.normal(size=(5, 9))  # 700 rows: several chunks of 256
+    o64, o32 = np.empty((700, 5)), np.empty((700, 5), dtype=np.float32)
+    nb.gauss_thin_f64(X, Y, 0.4, o64)
+    nb.gauss_thin_f32(X, Y, 0.4, o32)
+    np.testing.assert_allclose(o64, np.exp(-0.4 * ((X[:, None] - Y[None]) ** 2).sum(-1)), rtol=1e-14)
+    assert np.array_equal(o32, o64.astype(np.float32))
+
+
+def test_compiled_follows_the_choice():
+    pytest.importorskip("numba")
+    fastexp.set_choice("numpy")
+    assert fastexp.compiled() is None and fastexp.compiled(np.float32) is None
+    fastexp.set_choice("numba")
+    mod = fastexp.compiled()
+    assert mod is not None and fastexp.compiled(np.float64) is mod and fastexp.compiled(np.float32) is mod
+    fastexp.set_choice("auto")
+    assert fastexp.compiled() is mod  # thin blocks: the compiled pass wherever it loaded
+    assert (fastexp.compiled(np.float64) is None) == fastexp.numpy_exp_vectorised()
+
+
+def test_a_thin_loop_failing_its_self_check_is_not_used(monkeypatch):
+    pytest.importorskip("numba")
+    from nystrom_bench import _fastexp_numba as nb
+
+    def wrong(X, Y, g, out):
+        out[...] = 0.5
+
+    monkeypatch.setattr(nb, "gauss_thin_f64", wrong)
+    fastexp.set_choice("numba")
+    with pytest.warns(RuntimeWarning, match="thin Gaussian"):
+        assert fastexp.compiled() is None
+    assert fastexp.backend(np.float32) == "numpy"
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    K = kernels.make("gaussian", gamma=0.5)(X, X[:2])  # the augmented GEMM and numpy's exp instead
+    np.testing.assert_allclose(K, np.exp(-0.5 * ((X[:, None] - X[None, :2]) ** 2).sum(-1)), rtol=1e-12)

@@ -16,12 +16,24 @@ __all__ = ["Gaussian", "Laplacian", "Epanechnikov"]
 
 #: a dense Gaussian block with at most this many columns is computed from the differences (the thin path)
 THIN_MAX_COLS = 16
+
+
+def _tile_bytes():
+    """Half the core's L2 cache (``SC_LEVEL2_CACHE_SIZE``), within [512 KiB, 2 MiB]; 1 MiB if unknown."""
+    import os
+
+    try:
+        l2 = int(os.sysconf("SC_LEVEL2_CACHE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        l2 = 0
+    return min(max(l2 // 2, 512 * 2**10), 2 * 2**20) if l2 > 0 else 2**20
+
+
 #: size of one GEMM tile of a Gaussian block (bytes): the product lands in a per-thread scratch of this
-#: size and the fused clamp + exp writes it to its place in the block while it is in the core's cache
-TILE_BYTES = 512 * 2**10
+#: size and the fused clamp + exp writes it to its place in the block while it is in the core's L2
+TILE_BYTES = _tile_bytes()
 #: widest GEMM tile (columns): wider blocks are tiled over their columns too
 TILE_MAX_COLS = 1024
-TILE_MODE = "scratch"
 
 _tls = threading.local()
 
@@ -69,8 +81,11 @@ class Gaussian(Kernel):
     #   in a per-thread scratch, and one fused pass (clamp + exp) writes it to the block while it is in
     #   cache, so the block is written once (the GEMM-then-exp-in-place order streams it through memory
     #   twice). Otherwise (numpy's exp: AVX-512 float64, NYSTROM_BENCH_EXP=numpy, no numba) the GEMM
-    #   writes the block and the exp runs on it in place. The values are the same either way (the
-    #   same GEMM per row, the same exp). In float32 both point sets are first shifted by the mean of Y
+    #   writes the block and the exp runs on it in place. The values agree up to the GEMM's round-off
+    #   (OpenBLAS's sums depend on the shape of the call: ~1e-16 relative) and exp's (<= 2 ulp). Measured
+    #   (benchmarks/kernel_block.py, README "Performance"): on a Xeon with 2 MiB of L2 and 300 MiB of L3
+    #   the tiles cost the same as the GEMM-then-exp order within the noise; they keep the second pass
+    #   out of memory on cores with small caches. In float32 both point sets are first shifted by the mean of Y
     #   (in float64): distances are unchanged, and |x|^2, |z|^2 stay of the order of the distances, so
     #   the sum keeps its digits.
     # "thin" (dense, at most THIN_MAX_COLS columns, compiled loops available): one compiled pass over
@@ -111,20 +126,10 @@ class Gaussian(Kernel):
             return
         Ya, shift = A, B
         nb = fastexp.compiled(out.dtype)
-        if nb is not None and out.flags.c_contiguous and TILE_MODE == "scratch":
+        if nb is not None and out.flags.c_contiguous:
             self._fill_tiles(nb, X[sl], Ya, shift, out)
             return
-        if nb is not None and TILE_MODE == "inplace":
-            rows = max(1, TILE_BYTES // (out.dtype.itemsize * max(n_rows(Y), Ya.shape[1])))
-            for r0 in range(0, sl.stop - sl.start, rows):
-                r1 = min(r0 + rows, sl.stop - sl.start)
-                self._fill_inplace(X[sl.start + r0:sl.start + r1], Ya, shift, out[r0:r1])
-            return
-        self._fill_inplace(X[sl], Ya, shift, out)
-
-    @staticmethod
-    def _fill_inplace(Xr, Ya, shift, out):
-        Xb = Xr if shift is None else Xr - shift
+        Xb = X[sl] if shift is None else X[sl] - shift
         Xa = np.empty((n_rows(Xb), Xb.shape[1] + 2), dtype=out.dtype)
         Xa[:, :-2] = Xb
         Xa[:, -2] = 1.0
