@@ -115,7 +115,7 @@ class Cluster:
     ``start_server``).
     """
 
-    def __init__(self, root, python=sys.executable, timeout=60):
+    def __init__(self, root, python=sys.executable, timeout=180):  # hang guard; a loaded machine is slow
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         os.chmod(self.root, 0o755)  # PostgreSQL runs as its own user and must reach its data directory
@@ -164,8 +164,9 @@ class Cluster:
             except Exception as exc:  # noqa: BLE001 - not ready yet; reported on timeout
                 last = exc
             time.sleep(0.25)
-        raise DaemonError(f"{name} did not {what} within {timeout or self.timeout} s (last check: {last!r}):\n"
-                          f"{self._tail(name)}")
+        raise DaemonError(f"hang guard: {name} did not {what} within {timeout or self.timeout} s (last check: "
+                          f"{last!r}; the limit catches hangs, not slowness: raise Cluster(timeout=...) on a "
+                          f"far slower machine):\n{self._tail(name)}")
 
     def stop_one(self, name, timeout=20):
         """SIGTERM the daemon's pid, SIGKILL it after ``timeout``; then its leftover children (its
@@ -387,7 +388,7 @@ class Cluster:
         self._spawn("mlflow", [mlflow, "server", "--backend-store-uri", self.store_uri,
                                "--artifacts-destination", (self.root / "mlartifacts").as_uri(),
                                "--host", "127.0.0.1", "--port", str(port), "--workers", "1"], env=env)
-        self._wait("mlflow", self.server_health, timeout=timeout or max(self.timeout, 90))
+        self._wait("mlflow", self.server_health, timeout=timeout or max(self.timeout, 240))
 
     def stop_server(self):
         self.stop_one("mlflow")
