@@ -28,6 +28,8 @@ READS_RUN = pytest.mark.xdist_group("workflow")
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+#: a limit that catches hangs only: >= 3x the tiny run on the slowest machine kind under a parallel `make test`
+HANG_GUARD_S = 1800
 
 TINY = {
     "mlflow": {"tracking_uri": "sqlite:///mlflow.db"},
@@ -113,7 +115,12 @@ TINY = {
 
 def snakemake(workdir, *args, check=True):
     env = {"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin", "HOME": str(workdir)}
-    res = subprocess.run([*SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True, env=env, timeout=600)
+    try:
+        res = subprocess.run([*SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True, env=env,
+                             timeout=HANG_GUARD_S)
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(f"hang guard: snakemake {args} did not finish within {HANG_GUARD_S} s (killed; a "
+                             f"hang, not slowness: see HANG_GUARD_S)\n{str(exc.stderr or '')[-3000:]}") from None
     if check and res.returncode != 0:
         raise AssertionError(f"snakemake {args} failed:\n{res.stdout[-3000:]}\n{res.stderr[-5000:]}")
     return res
