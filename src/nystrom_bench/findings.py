@@ -1001,7 +1001,8 @@ def _guide(records, infos):
                      "call": f'KRRClassifier(n_components=100, sampler="{csampler}", mode="{cmode}", '
                              'gamma="median")'})
     for r in [r for r in records if r.get("kind") == "property" and r.get("samplers") and r.get("n_units", 0) >= 4]:
-        rows.append(_property_row(r))
+        rows.append({"task": "landmark sampler (approximation error)", "n": "any", "budget": "m landmarks",
+                     **_property_row(r)})
     for r in [r for r in records if r.get("kind") == "budget" and r.get("headline")]:
         task = _task(r["metric"]) or "any task"
         rows.append({"task": f"landmark count ({task})", "n": "any", "budget": f"m = {r['column']} x n",
@@ -1036,7 +1037,7 @@ def _guide(records, infos):
 
 
 def _property_row(r):
-    """The guide's row of a "When do non-uniform landmarks beat uniform?" record: the sampler and the side of the
+    """``use``, ``evidence`` and ``call`` of the guide's row of a "When do non-uniform landmarks beat uniform?" record: the sampler and the side of the
     data property where it gains, or the sampler that gains overall, or the reference (uniform)."""
     lower, ref = r["lower_is_better"], r.get("reference", "uniform")
     best = r["samplers"][0]
@@ -1066,8 +1067,7 @@ def _property_row(r):
     evidence.append(f"{best['value']} vs {ref} over all units: "
                     f"{_effect_text('ratio', overall.get('estimate'), *overall.get('ci', [None, None]))}, "
                     f"p = {fmt_p(overall.get('p'))}")
-    return {"task": "landmark sampler (approximation error)", "n": "any", "budget": "m landmarks",
-            "use": use, "evidence": "; ".join(evidence), "call": call}
+    return {"use": use, "evidence": "; ".join(evidence), "call": call}
 
 
 def _krr_call(block):
