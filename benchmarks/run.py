@@ -5,7 +5,9 @@ memory of
 
 1. the Gaussian kernel block n x m x d against the bare X Z^T product, in float64 and float32, with
    the block's exp on its automatic path (nystrom_bench.fastexp) and on numpy's exp, interleaved
-   (median and range of ``--repeat`` rounds, at least 5); on an AVX-512 CPU the same cases run again
+   (median and range of ``--repeat`` rounds, at least 5), and one kernel column K(X, z) (the thin
+   path) against the GEMV X z (``benchmarks/kernel_block.py`` compares these with the code before
+   the tiles and the thin path, in CPU seconds, at 1 and 2 threads); on an AVX-512 CPU the same cases run again
    in a child process that emulates an AVX2-only CPU (``AVX2_ENV``: numpy's AVX-512 code paths off,
    OpenBLAS's Haswell kernels, numba compiling for Haswell), ``--no-avx2`` skips it;
 2. Nystrom KRR (fit + predict, LLA) against scikit-learn's Nystroem + Ridge with the same landmarks,
@@ -136,6 +138,18 @@ def kernel_cases(X, Z, gamma, lim, repeat, add):
                 extra["ratio"] = med[name] / med["gemm"]
             add(case, variant, med[name], np.nan, **extra)
         del buf
+    # one kernel column K(X, z) (the thin path: RPCholesky and greedy pivoting evaluate one per pivot)
+    # against the GEMV X z of the same shape; bound: one read of X at the memory bandwidth
+    kern, z = kernels.make("gaussian", gamma=gamma), Z[:1].copy()
+    times = interleaved({"gemv": lambda: np.dot(X, z[0]), "column": lambda: kern(X, z)}, 4 * max(repeat, 5))
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    bound = X.nbytes / lim["bandwidth"]
+    for name, variant in (("gemv", "X @ z (bare GEMV) float64"), ("column", "gaussian kernel column float64")):
+        extra = {"cpu": kind, "min_s": min(times[name]), "max_s": max(times[name]), "bound_s": bound,
+                 "of_bound": med[name] / bound}
+        if name != "gemv":
+            extra["ratio"] = med[name] / med["gemv"]
+        add(f"kernel column {n}x1x{d}", variant, med[name], np.nan, **extra)
 
 
 def avx2_child(args):

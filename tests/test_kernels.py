@@ -120,11 +120,10 @@ def exp_choice():
 
 @pytest.fixture
 def small_tiles(monkeypatch):
-    """Tiles of 7 x 5 (float64) with 2 + d columns of X: many row and column tiles, ragged at both edges."""
+    """GEMM tiles of a few rows: several per row block, the last one ragged."""
     from nystrom_bench.kernels import distance
 
     monkeypatch.setattr(distance, "TILE_BYTES", 8 * 7 * 12)
-    monkeypatch.setattr(distance, "TILE_MAX_COLS", 5)
     return distance
 
 

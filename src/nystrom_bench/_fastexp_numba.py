@@ -24,8 +24,8 @@ The element function of each precision (``_exp64``, ``_exp32``) is inlined into 
 of them give the same value bit for bit (branch-free, contraction only):
 
 - ``exp_nonpos_f64`` / ``_f32``: in place over a 1-D array;
-- ``exp_tile_f64`` / ``_f32``: from a small scratch tile (a GEMM's result while it is in cache) into its
-  place in a larger C-contiguous block, ``out[r0 + i, c0 + j] = exp(min(E[i, j], 0))``: the clamp and exp
+- ``exp_tile_f64`` / ``_f32``: from a scratch tile (a GEMM's result, in a reused per-thread buffer) into
+  its place in a C-contiguous block, ``out[r0 + i, c0 + j] = exp(min(E[i, j], 0))``: the clamp and exp
   fused with the one write of the result, so the block is written once instead of GEMM-then-rewrite;
 - ``gauss_thin_f64`` / ``_f32``: a thin Gaussian block ``out[i, j] = exp(-g ||x_i - y_j||^2)`` for few
   columns, straight from the differences (one pass over X, no augmented copy; exact 1 at x_i = y_j): per

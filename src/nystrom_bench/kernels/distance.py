@@ -17,23 +17,10 @@ __all__ = ["Gaussian", "Laplacian", "Epanechnikov"]
 #: a dense Gaussian block with at most this many columns is computed from the differences (the thin path)
 THIN_MAX_COLS = 16
 
-
-def _tile_bytes():
-    """Half the core's L2 cache (``SC_LEVEL2_CACHE_SIZE``), within [512 KiB, 2 MiB]; 1 MiB if unknown."""
-    import os
-
-    try:
-        l2 = int(os.sysconf("SC_LEVEL2_CACHE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        l2 = 0
-    return min(max(l2 // 2, 512 * 2**10), 2 * 2**20) if l2 > 0 else 2**20
-
-
-#: size of one GEMM tile of a Gaussian block (bytes): the product lands in a per-thread scratch of this
-#: size and the fused clamp + exp writes it to its place in the block while it is in the core's L2
-TILE_BYTES = _tile_bytes()
-#: widest GEMM tile (columns): wider blocks are tiled over their columns too
-TILE_MAX_COLS = 1024
+#: largest GEMM tile of a Gaussian block (bytes): a block's GEMM lands in a per-thread scratch of at most
+#: this size (one tile per block at the default ``block_bytes``; bigger blocks are split by rows), and the
+#: fused clamp + exp writes it to its place in the block
+TILE_BYTES = DEFAULT_BLOCK_BYTES
 
 _tls = threading.local()
 
@@ -77,15 +64,16 @@ class Gaussian(Kernel):
     # Three paths, chosen per call in _prepare (aux[0]):
     # "gemm": the whole exponent comes out of one GEMM, [x, 1, |x|^2] . [2g z, -g |z|^2, -g]^T
     #   = -g |x - z|^2, leaving only a clamp (round-off) and an exp. Where the exp is the compiled one
-    #   (fastexp.compiled(dtype)), the block is computed in tiles of TILE_BYTES: the GEMM of a tile lands
-    #   in a per-thread scratch, and one fused pass (clamp + exp) writes it to the block while it is in
-    #   cache, so the block is written once (the GEMM-then-exp-in-place order streams it through memory
-    #   twice). Otherwise (numpy's exp: AVX-512 float64, NYSTROM_BENCH_EXP=numpy, no numba) the GEMM
-    #   writes the block and the exp runs on it in place. The values agree up to the GEMM's round-off
-    #   (OpenBLAS's sums depend on the shape of the call: ~1e-16 relative) and exp's (<= 2 ulp). Measured
-    #   (benchmarks/kernel_block.py, README "Performance"): on a Xeon with 2 MiB of L2 and 300 MiB of L3
-    #   the tiles cost the same as the GEMM-then-exp order within the noise; they keep the second pass
-    #   out of memory on cores with small caches. In float32 both point sets are first shifted by the mean of Y
+    #   (fastexp.compiled(dtype)), the GEMM of a block lands in a per-thread scratch (reused: hot in cache,
+    #   no page faults) and one fused pass (clamp + exp) writes it to the block, so the block is written
+    #   once (GEMM-then-exp-in-place writes it, then reads and writes it again). Otherwise (numpy's exp:
+    #   AVX-512 float64, NYSTROM_BENCH_EXP=numpy, no numba) the GEMM writes the block and the exp runs on
+    #   it in place. The values agree up to the GEMM's round-off (OpenBLAS's sums depend on the shape of
+    #   the call: ~1e-16 relative) and exp's (<= 2 ulp). Measured (benchmarks/kernel_block.py, CPU
+    #   seconds, AVX2 emulated, 10^5 x 10^3 x 90): 1.18-1.24x the GEMM against 1.24-1.25x before in
+    #   float64, 1.12-1.18x against 1.15-1.24x in float32; tiles of 1 MiB (L2-sized) measured slower
+    #   (more, smaller GEMM calls: 1.29-1.37x; 5x on a small block with 2 BLAS threads on a loaded machine).
+    #   In float32 both point sets are first shifted by the mean of Y
     #   (in float64): distances are unchanged, and |x|^2, |z|^2 stay of the order of the distances, so
     #   the sum keeps its digits.
     # "thin" (dense, at most THIN_MAX_COLS columns, compiled loops available): one compiled pass over
@@ -147,15 +135,14 @@ class Gaussian(Kernel):
 
     @staticmethod
     def _fill_tiles(nb, Xb, Ya, shift, out):
-        """The augmented GEMM tile by tile into a per-thread scratch of ``TILE_BYTES``; each tile's clamp +
-        exp written to its place in ``out`` (C-contiguous) by one compiled pass while the tile is in cache."""
+        """The augmented GEMM of each tile of rows (at most ``TILE_BYTES``) into a per-thread scratch; its
+        clamp + exp written to its place in ``out`` (C-contiguous) by one compiled pass."""
         nr, m, p = n_rows(Xb), n_rows(Ya), Ya.shape[1]
         if nr == 0 or m == 0:
             return
         dt = out.dtype
-        cols = min(m, TILE_MAX_COLS)
-        rows = max(1, min(nr, TILE_BYTES // (dt.itemsize * max(cols, p))))
-        E_buf, Xa_buf = _scratch("tile", rows * cols, dt), _scratch("aug", rows * p, dt)
+        rows = max(1, min(nr, TILE_BYTES // (dt.itemsize * max(m, p))))
+        E_buf, Xa_buf = _scratch("tile", rows * m, dt), _scratch("aug", rows * p, dt)
         tile = nb.exp_tile_f64 if dt == np.float64 else nb.exp_tile_f32
         for r0 in range(0, nr, rows):
             r1 = min(r0 + rows, nr)
@@ -164,11 +151,9 @@ class Gaussian(Kernel):
             Xa[:, :-2] = xr
             Xa[:, -2] = 1.0
             Xa[:, -1] = np.einsum("ij,ij->i", xr, xr)
-            for c0 in range(0, m, cols):
-                c1 = min(c0 + cols, m)
-                E = E_buf[: (r1 - r0) * (c1 - c0)].reshape(r1 - r0, c1 - c0)
-                np.dot(Xa, Ya[c0:c1].T, out=E)
-                tile(E, out, r0, c0)
+            E = E_buf[: (r1 - r0) * m].reshape(r1 - r0, m)
+            np.dot(Xa, Ya.T, out=E)
+            tile(E, out, r0, 0)
 
     def diag(self, X):
         return np.ones(n_rows(as_2d(X)))
