@@ -29,8 +29,8 @@ of them give the same value bit for bit (branch-free, contraction only):
   fused with the one write of the result, so the block is written once instead of GEMM-then-rewrite;
 - ``gauss_thin_f64`` / ``_f32``: a thin Gaussian block ``out[i, j] = exp(-g ||x_i - y_j||^2)`` for few
   columns, straight from the differences (one pass over X, no augmented copy; exact 1 at x_i = y_j): per
-  chunk of 256 rows the squared distances (scalar sums under 4 columns, vectorised over the columns from
-  4 on; the same order of the d terms either way), then their exp as one vectorised loop; the float32
+  chunk of 256 rows the squared distances (scalar sums, each in four partial sums), then their exp as
+  one vectorised loop; the float32
   variant stores the float64 result rounded once.
 """
 
@@ -175,32 +175,32 @@ THIN_CHUNK = 256  # rows per chunk of a thin block: its exponents stay in L1 bet
 
 @numba.njit(inline="always")
 def _gauss_thin(X, Y, g, out):
-    # two passes per chunk of rows: the exponents -g |x_i - y_j|^2, then their exp as one vectorised loop.
-    # Under 4 columns a scalar sum per entry (independent across entries, so consecutive rows overlap in
-    # the pipeline); from 4 on, the sums of a row run side by side over the columns (vectorised), from Y^T.
-    # Either way each sum adds its d terms in the same order, so the values do not depend on the order.
+    # two passes per chunk of rows: the squared distances, a scalar sum per entry in four partial sums
+    # (short dependency chains, independent across entries, so consecutive rows overlap in the pipeline),
+    # then their exp as one vectorised loop
     n, d, m = X.shape[0], X.shape[1], Y.shape[0]
     buf = np.empty(THIN_CHUNK * m)
-    Yt = np.ascontiguousarray(Y.T)
     for i0 in range(0, n, THIN_CHUNK):
         i1 = min(i0 + THIN_CHUNK, n)
-        if m < 4:
-            for i in range(i0, i1):
-                for j in range(m):
-                    s = 0.0
-                    for k in range(d):
-                        t = X[i, k] - Y[j, k]
-                        s += t * t
-                    buf[(i - i0) * m + j] = s
-        else:
-            for i in range(i0, i1):
-                acc = buf[(i - i0) * m:(i - i0 + 1) * m]
-                acc[:] = 0.0
-                for k in range(d):
-                    xk = X[i, k]
-                    for j in range(m):
-                        t = xk - Yt[k, j]
-                        acc[j] += t * t
+        for i in range(i0, i1):
+            for j in range(m):
+                s0 = s1 = s2 = s3 = 0.0
+                k = 0
+                while k + 4 <= d:
+                    t0 = X[i, k] - Y[j, k]
+                    t1 = X[i, k + 1] - Y[j, k + 1]
+                    t2 = X[i, k + 2] - Y[j, k + 2]
+                    t3 = X[i, k + 3] - Y[j, k + 3]
+                    s0 += t0 * t0
+                    s1 += t1 * t1
+                    s2 += t2 * t2
+                    s3 += t3 * t3
+                    k += 4
+                while k < d:
+                    t0 = X[i, k] - Y[j, k]
+                    s0 += t0 * t0
+                    k += 1
+                buf[(i - i0) * m + j] = (s0 + s1) + (s2 + s3)
         for i in range(i0, i1):
             for j in range(m):
                 out[i, j] = _exp64(-g * buf[(i - i0) * m + j])

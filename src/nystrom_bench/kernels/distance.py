@@ -14,8 +14,10 @@ from .blas import as_2d, dot_t, issparse, n_rows, row_sq_norms
 
 __all__ = ["Gaussian", "Laplacian", "Epanechnikov"]
 
-#: a dense Gaussian block with at most this many columns is computed from the differences (the thin path)
-THIN_MAX_COLS = 16
+#: a dense Gaussian block with at most this many columns is computed from the differences (the thin path);
+#: measured (benchmarks/kernel_block.py, n = 10^5, one thread, CPU seconds): one column 0.3-0.4x the GEMM
+#: path's time at d = 10 and 90, two columns 0.3-0.7x; from 4 columns on the GEMM path is as fast or faster
+THIN_MAX_COLS = 3
 
 #: largest GEMM tile of a Gaussian block (bytes): a block's GEMM lands in a per-thread scratch of at most
 #: this size (one tile per block at the default ``block_bytes``; bigger blocks are split by rows), and the
@@ -78,8 +80,9 @@ class Gaussian(Kernel):
     #   the sum keeps its digits.
     # "thin" (dense, at most THIN_MAX_COLS columns, compiled loops available): one compiled pass over
     #   the rows of X, exp(-g sum_k (x_k - z_k)^2) from the differences in float64 (a float32 block
-    #   stores that rounded once): no augmented copy of X per call, which made one column at n = 10^5
-    #   cost ~30 ms (RPCholesky and greedy pivoting evaluate one per pivot).
+    #   stores that rounded once): no augmented n x (d + 2) copy of X per call, which made one column at
+    #   n = 10^5 cost 6 ms (d = 10) to 45 ms (d = 90) of CPU, more in wall time (page faults of the
+    #   copy); now 1.6-2.2 ms and 11-14 ms (RPCholesky and greedy pivoting evaluate one per pivot).
     # "sparse": 2 g x.z - g |x|^2 - g |z|^2 in float64 from sparse products, then the clamp + exp.
     def _prepare(self, X, Y):
         X, Y, _ = super()._prepare(X, Y)
