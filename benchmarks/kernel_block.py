@@ -3,12 +3,12 @@
 Three cases (``--cases``, comma-separated):
 
 - ``wide``: the block n x m x d (default 10^5 x 10^3 x 90) in float64 and float32 against ``np.dot`` of the
-  same shape into the same preallocated output; the kernel as it is now ("tiled": the GEMM tile by tile into
-  a cache-sized scratch, the clamp + exp fused with the write), the kernel of before this change
+  same shape into the same preallocated output; the kernel as it is now (the GEMM of each row block into a
+  per-thread scratch, the clamp + exp fused with the one write of the block), the kernel of before this change
   (``Legacy``: the augmented GEMM into the block, then the exp in place over it) and, where they differ, the
   kernel on numpy's exp (``fastexp.set_choice("numpy")``); ``--tile-kib`` sweeps the tile size;
 - ``thin``: one kernel column and blocks of a few columns, ``K(X, X[:m])`` at n = 10^5, d = 10 and 90:
-  the thin path, the tiled path (thin path off) and ``Legacy``;
+  the thin path (at most ``distance.THIN_MAX_COLS`` columns), the GEMM path (thin path off) and ``Legacy``;
 - ``rpc``: ``sampling.sample("rpcholesky", X, k, 1000)`` at n = 10^5, d = 10 with the kernel and with
   ``Legacy`` (its ``info["seconds"]`` and the kernel entries).
 
