@@ -124,17 +124,23 @@ def wide(args, threads, rows):
     gamma = 1.0 / kernels.median_sq_dist(X)
     for dt in args.dtypes.split(","):
         buf = np.ones((n, m), dtype=dt)  # pre-faulted: time the computation, not first-touch page faults
-        Xd, Zd = X.astype(dt), Z.astype(dt)
-        new, old = kernels.make("gaussian", gamma=gamma, dtype=dt), Legacy(gamma=gamma).astype(dt)
-        fns = {"gemm": lambda: np.dot(Xd, Zd.T, out=buf)}
-        for kib in args.tile_kib:
-            label = "" if kib == distance.TILE_BYTES / 1024 else f" tile {kib:g} KiB"
-            fns[f"kernel (exp {fastexp.backend(dt)}){label}"] = with_tile(kib, lambda: new(X, Z, out=buf))
-        fns[f"legacy (exp {fastexp.backend(dt)})"] = lambda: old(X, Z, out=buf)
-        if fastexp.backend(dt) == "numba":
-            fns["kernel (exp numpy)"] = with_choice("numpy", lambda: new(X, Z, out=buf))
-        emit(rows, f"{dt} {n}x{m}x{d}", rounds(fns, args.repeat), "gemm", threads)
+        emit(rows, f"{dt} {n}x{m}x{d}", rounds(_wide_variants(args, dt, X, Z, gamma, buf), args.repeat), "gemm",
+             threads)
         del buf
+
+
+def _wide_variants(args, dt, X, Z, gamma, buf):
+    """name -> callable filling ``buf``: the GEMM, the kernel (per tile size), Legacy, numpy's exp."""
+    Xd, Zd = X.astype(dt), Z.astype(dt)
+    new, old = kernels.make("gaussian", gamma=gamma, dtype=dt), Legacy(gamma=gamma).astype(dt)
+    fns = {"gemm": lambda: np.dot(Xd, Zd.T, out=buf)}
+    for kib in args.tile_kib:
+        label = "" if kib == distance.TILE_BYTES / 1024 else f" tile {kib:g} KiB"
+        fns[f"kernel (exp {fastexp.backend(dt)}){label}"] = with_tile(kib, lambda: new(X, Z, out=buf))
+    fns[f"legacy (exp {fastexp.backend(dt)})"] = lambda: old(X, Z, out=buf)
+    if fastexp.backend(dt) == "numba":
+        fns["kernel (exp numpy)"] = with_choice("numpy", lambda: new(X, Z, out=buf))
+    return fns
 
 
 def thin(args, threads, rows):
@@ -143,20 +149,20 @@ def thin(args, threads, rows):
         X = np.random.default_rng(1).normal(size=(n, d))
         gamma = 1.0 / kernels.median_sq_dist(X)
         new, old = kernels.make("gaussian", gamma=gamma), Legacy(gamma=gamma)
-
-        def tiled(m):
-            def run():
-                keep = distance.THIN_MAX_COLS
-                distance.THIN_MAX_COLS = 0
-                try:
-                    new(X, X[:m])
-                finally:
-                    distance.THIN_MAX_COLS = keep
-            return run
-
         for m in args.thin_m:
-            fns = {"legacy": lambda m=m: old(X, X[:m]), "kernel": lambda m=m: new(X, X[:m]), "tiled path": tiled(m)}
-            emit(rows, f"thin {n}x{m}x{d}", rounds(fns, args.repeat), "legacy", threads)
+            emit(rows, f"thin {n}x{m}x{d}", rounds(_thin_variants(new, old, X, m), args.repeat), "legacy", threads)
+
+
+def _thin_variants(new, old, X, m):
+    def gemm_path():
+        keep = distance.THIN_MAX_COLS
+        distance.THIN_MAX_COLS = 0
+        try:
+            new(X, X[:m])
+        finally:
+            distance.THIN_MAX_COLS = keep
+
+    return {"legacy": lambda: old(X, X[:m]), "kernel": lambda: new(X, X[:m]), "GEMM path": gemm_path}
 
 
 def rpc(args, threads, rows):
