@@ -184,7 +184,9 @@ def test_default_classifiers_reach_95_percent(name):
     from nystrom_bench.learners import LSSVM, KRRClassifier, NuSVM
 
     sp = data.load(name, seed=0)
-    for clf in (KRRClassifier(), NuSVM(), LSSVM(approximation="nystrom")):
+    # a fixed random_state: with None the landmarks differ per run and KRRClassifier on digits ranged over
+    # 0.957-0.974 over random_state 0-5 and 0.9499 once in CI: the test failed by chance at its threshold
+    for clf in (KRRClassifier(random_state=0), NuSVM(random_state=0), LSSVM(approximation="nystrom", random_state=0)):
         assert clf.fit(sp.X_train, sp.y_train).score(sp.X_test, sp.y_test) >= 0.95, clf
 
 
