@@ -245,22 +245,30 @@ def test_property_records_render_everywhere_the_answers_go(tmp_path):
     assert "which property predicts the gain" in page and "coherence predicts the gain of" in page
 
 
-def test_guide_row_names_the_sampler_and_the_side_of_the_property_where_it_gains():
-    # rpc's error falls below uniform's where coherence is high (rho < 0 between log-ratio and coherence)
-    df = _constructed(lambda coh, rng: -0.05 * coh)
+def _guide_row(df):
     guide = findings.findings(findings.study_answers(df, INFO), pd.DataFrame(), {"s": INFO})["guide"]
     rows = [g for g in guide if g["task"] == "landmark sampler (approximation error)"]
     assert len(rows) == 1
-    row = rows[0]
-    assert row["use"].startswith("rpcholesky landmarks where coherence > ")
-    assert 'sampler="rpcholesky"' in row["call"] and '["coherence"] >' in row["call"]
-    assert "Spearman rho -" in row["evidence"] and "Holm p" in row["evidence"]
-    # a gain that is noise: no property, and uniform unless a sampler gains significantly over all units
-    noise = findings.findings(findings.study_answers(_constructed(lambda coh, rng: rng.normal(0, 0.3), seed=1),
-                                                     INFO), pd.DataFrame(), {"s": INFO})["guide"]
-    row = next(g for g in noise if g["task"] == "landmark sampler (approximation error)")
+    return rows[0]
+
+
+def test_guide_row_names_the_sampler_and_the_side_of_the_property_where_it_gains():
+    # rpc gains everywhere, more where coherence is high: rpc landmarks, the property in the evidence
+    row = _guide_row(_constructed(lambda coh, rng: -0.05 * coh))
+    assert row["use"] == "rpcholesky landmarks" and row["call"] == 'KRR(n_components=m, sampler="rpcholesky")'
+    assert "against coherence: Spearman rho -" in row["evidence"] and "Holm p" in row["evidence"]
+    # km gains 26% everywhere, rpc 39% where coherence is high and loses 5% elsewhere: rpc on its side, km else
+    df = _constructed(lambda coh, rng: -0.5 if coh > 6.5 else 0.05)
+    df.loc[df["method"] == "km", "err"] *= np.exp(-0.3)
+    row = _guide_row(df)
+    assert row["use"].startswith("rpcholesky landmarks where coherence > ") and row["use"].endswith("else kmeans landmarks")
+    assert row["call"].startswith('KRR(n_components=m, sampler="rpcholesky") if spectrum.properties(X, kernel, alpha)'
+                                  '["coherence"] > ')
+    assert row["call"].endswith('else KRR(n_components=m, sampler="kmeans")')
+    # a gain that is noise: no property, and uniform
+    row = _guide_row(_constructed(lambda coh, rng: rng.normal(0, 0.3), seed=1))
     assert "no data property predicts" in row["evidence"]
-    assert row["call"] == 'KRR(n_components=m, sampler="uniform")' or "no sampler" not in row["use"]
+    assert row["call"] == 'KRR(n_components=m, sampler="uniform")'
 
 
 # -- the workflow ------------------------------------------------------------------------------------------

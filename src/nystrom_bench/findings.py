@@ -1037,36 +1037,42 @@ def _guide(records, infos):
 
 
 def _property_row(r):
-    """``use``, ``evidence`` and ``call`` of the guide's row of a "When do non-uniform landmarks beat uniform?" record: the sampler and the side of the
-    data property where it gains, or the sampler that gains overall, or the reference (uniform)."""
+    """``use``, ``evidence`` and ``call`` of the guide's row of a "When do non-uniform landmarks beat uniform?"
+    record: the sampler that gains over all units (else the reference, uniform), and -- where a data property
+    predicts another sampler's gain and that sampler gains more on its side of the split than the overall
+    choice does everywhere -- that sampler on that side."""
     lower, ref = r["lower_is_better"], r.get("reference", "uniform")
     best = r["samplers"][0]
     overall = best["overall"]
     gains = (overall.get("p") is not None and overall["p"] < ALPHA and overall.get("estimate") is not None
              and (overall["estimate"] < 1) == bool(lower))
+    default = best["value"] if gains else ref
     pred = r.get("predictor")
-    evidence = [f"{r['study']} {r['label']}, {r['n_units']} data set x width units"]
+    evidence = [f"{r['study']} {r['label']}, {r['n_units']} data set x width units",
+                f"{best['value']} vs {ref} over all units: "
+                f"{_effect_text('ratio', overall.get('estimate'), *overall.get('ci', [None, None]))}, "
+                f"p = {fmt_p(overall.get('p'))}"]
+    use = f"{default} landmarks" + ("" if gains else " (no sampler gains significantly over all units)")
+    call = f'KRR(n_components=m, sampler="{default}")'
     if pred:
         name = pred["property_name"]
         # gain = log(error / uniform's error): rho > 0 means the sampler gains more where the property is low
         good_low = (pred["rho"] > 0) == bool(lower)
         side, other = (pred["low"], pred["high"]) if good_low else (pred["high"], pred["low"])
-        where = f"{name} {'<=' if good_low else '>'} {fmt_num(pred['median'])}"
-        use = f"{pred['value']} landmarks where {where} (spectrum.properties); else {best['value'] if gains else ref}"
+        op = "<=" if good_low else ">"
+        where = f"{name} {op} {fmt_num(pred['median'])}"
         evidence.append(f"{pred['value']} vs {ref} against {name}: Spearman rho {_signed(pred['rho'])} "
                         f"[{_signed(pred['ci'][0])}, {_signed(pred['ci'][1])}], Holm p = {fmt_p(pred['p_holm'])}; "
                         f"where {where}: {_effect_text('ratio', side.get('estimate'), *side.get('ci', [None, None]))} "
                         f"({side.get('n', 0)} units), elsewhere "
                         f"{_effect_text('ratio', other.get('estimate'), *other.get('ci', [None, None]))}")
-        call = (f'KRR(n_components=m, sampler="{pred["value"]}") if spectrum.properties(X, kernel, alpha)'
-                f'["{name}"] {"<=" if good_low else ">"} {fmt_num(pred["median"])} else KRR(n_components=m)')
+        est, base = side.get("estimate"), overall.get("estimate") if gains else 1.0
+        if pred["value"] != default and est is not None and base is not None and (est < base) == bool(lower):
+            use = f"{pred['value']} landmarks where {where} (spectrum.properties); else {use}"
+            call = (f'KRR(n_components=m, sampler="{pred["value"]}") if spectrum.properties(X, kernel, alpha)'
+                    f'["{name}"] {op} {fmt_num(pred["median"])} else {call}')
     else:
-        use = f"{best['value']} landmarks" if gains else f"{ref} landmarks (no sampler gains significantly)"
         evidence.append("no data property predicts the gain at Holm 5%")
-        call = f'KRR(n_components=m, sampler="{best["value"] if gains else ref}")'
-    evidence.append(f"{best['value']} vs {ref} over all units: "
-                    f"{_effect_text('ratio', overall.get('estimate'), *overall.get('ci', [None, None]))}, "
-                    f"p = {fmt_p(overall.get('p'))}")
     return {"use": use, "evidence": "; ".join(evidence), "call": call}
 
 
