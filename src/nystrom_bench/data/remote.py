@@ -58,8 +58,8 @@ def _offline_hint(e):
     alt = e.get("offline")
     if alt:
         return f"Offline alternative: the embedded copy {alt!r} (the same data, no download)."
-    return ("Offline alternative: none for this set; `python -m nystrom_bench.data list` shows the sets "
-            "that need no download (offline: yes).")
+    return ("Offline alternative: none for this set; `nystrom-bench data list` shows what each set needs "
+            "(column needs: nothing, a package or a download).")
 
 
 def _parse(fmt, path, e):
