@@ -15,9 +15,14 @@ memory of
    CG solvers in float64 and float32, CG with C held or streamed;
    each variant in a forked child (nystrom_bench.profiling), peak = resident memory it added;
 3. ridge_leverage (recursive RLS) sampling + Nystrom build against uniform + build (tracemalloc);
-4. the machine's limits the cases are held against: GEMM GFLOP/s (float64, float32), the float32
-   exp rate and the memory bandwidth; each case gets ``bound_s`` (the time its GEMM flops, or its
-   bytes streamed, need at those rates) and ``of_bound`` (measured / bound).
+4. the machine's limits the cases are held against: GEMM GFLOP/s (float64, float32), numpy's
+   float64 and float32 exp rates and the memory bandwidth; each case gets ``bound_s`` (the time its
+   GEMM flops, or its bytes streamed, need at those rates) and ``of_bound`` (measured / bound), and
+   every figure is also given in the machine's own units (``gemm_gflop``: the float64 GEMM GFLOP
+   its seconds buy here; ``exp_g``: the G numpy float64 exponentials they buy), which compare across
+   machines: a case that keeps its ``gemm_gflop`` scales with GEMM, one that keeps its ``exp_g`` with exp;
+5. the projection of the default ``make reproduce`` onto the slowest machine kind (``benchmarks/project.py``)
+   from the per-job costs of the finished run in this checkout (``--project RUN_DIR`` for another one).
 
 ``make bench-large`` (``--large``) runs the n = 10^6, m = 10^4 case instead (benchmarks/large.md).
 Timings on a shared 2-core machine are noisy: read the ratios, not the seconds.
@@ -180,7 +185,7 @@ def _timed(fn):
 
 
 def machine_limits(scale=1):
-    """GEMM GFLOP/s (float64, float32) at the kernel blocks' shape, float32 exp per second, and the memory
+    """GEMM GFLOP/s (float64, float32) at the kernel blocks' shape, float32 and float64 exp per second, and the memory
     bandwidth (bytes/s of a large array sum): what the cases are held against."""
     rng = np.random.default_rng(0)
     k, mm, d = 4096 // scale, 1024, 92
@@ -194,6 +199,9 @@ def machine_limits(scale=1):
         lim[f"syrk_{dt}"] = _rate(lambda C=C: C.T @ C, 1.0 * len(C) * 2048**2)  # numpy runs SYRK: n m^2
     E = -rng.random(size=(k * 8, mm)).astype(np.float32)
     lim["exp_float32"] = _rate(lambda: np.exp(E, out=E), E.size)
+    E64 = -50 * rng.random(size=(k * 2, mm))  # numpy's float64 exp: vectorised with AVX-512 only
+    buf = np.empty_like(E64)
+    lim["exp_float64"] = _rate(lambda: np.exp(E64, out=buf), E64.size)
     big = np.ones(2**27 // scale)  # 1 GiB
     lim["bandwidth"] = _rate(lambda: big.sum(), big.nbytes)
     return lim
@@ -278,6 +286,8 @@ def main(argv=None):
     ap.add_argument("--out", default=None)
     ap.add_argument("--cases", default="kernel,krr,sampling", help="comma-separated subset to run")
     ap.add_argument("--no-avx2", action="store_true", help="no AVX2-only emulation of the kernel cases")
+    ap.add_argument("--project", default=None, metavar="RUN_DIR",
+                    help="the finished run to project onto the slowest machine kind (default: this checkout's)")
     ap.add_argument("--threads", type=int, default=None,
                     help="BLAS (and kernel block) threads; default: as many as BLAS has (1: per-core ratios)")
     args = ap.parse_args(argv)
@@ -306,8 +316,10 @@ def _main(args):
     print({k: f"{v:.3g}" for k, v in lim.items()}, flush=True)
 
     def add(case, variant, secs, peak, **extra):
-        rows.append({"case": case, "variant": variant, "seconds": secs, "peak_MiB": peak / 2**20, **extra})
-        print(f"{case:<28} {variant:<30} {secs:8.3f} s {peak / 2**20:9.1f} MiB {extra}", flush=True)
+        units = in_units(secs, lim)
+        rows.append({"case": case, "variant": variant, "seconds": secs, "peak_MiB": peak / 2**20, **units, **extra})
+        print(f"{case:<28} {variant:<30} {secs:8.3f} s = {units['gemm_gflop']:7.2f} GEMM-GFLOP = "
+              f"{units['exp_g']:6.3f} G exp {peak / 2**20:9.1f} MiB {extra}", flush=True)
 
     # 1. kernel block vs GEMM, both into a preallocated (pre-faulted) output: this times the
     #    computation, not the first-touch page faults of a fresh 800 MB allocation
@@ -355,10 +367,31 @@ def _main(args):
     if "kernel" in args.cases and not args.no_avx2 and cpu_kind() == "AVX-512":
         rows.extend(avx2_child(args))
     df = pd.DataFrame(rows)
+    if not args.quick and not args.out:
+        projection(args.project)
     out = Path(args.out or Path(__file__).with_name("results"))
     df.to_csv(out.with_suffix(".csv"), index=False)
     out.with_suffix(".md").write_text(header(args.repeat, lim) + df.to_markdown(index=False, floatfmt=".3g") + "\n")
     return df
+
+
+def in_units(seconds, lim):
+    """``seconds`` in this machine's own units: the float64 GEMM GFLOP (``gemm_gflop``) and the G numpy
+    float64 exponentials (``exp_g``) it computes in that time. Across machines, a figure that scales
+    with GEMM keeps its ``gemm_gflop``, one that scales with exp keeps its ``exp_g``."""
+    return {"gemm_gflop": seconds * lim["gemm_float64"] / 1e9, "exp_g": seconds * lim["exp_float64"] / 1e9}
+
+
+def projection(run_dir=None):
+    """Print the projection of a finished run (default: this checkout's) onto the slowest machine kind."""
+    import project
+
+    run_dir = Path(run_dir) if run_dir else Path(__file__).resolve().parents[1]
+    if not any((run_dir / "results" / "benchmarks").glob("**/*.tsv")):
+        print(f"no projection: {run_dir}/results/benchmarks has no benchmark files (run `make reproduce` first, "
+              "or give --project RUN_DIR)", flush=True)
+        return None
+    return project.report(run_dir)
 
 
 def _numba_version():
@@ -377,7 +410,10 @@ def header(repeat, lim):
             "(emulated)' come from a child process with AVX2_ENV, against its own GEMM). Machine limits: GEMM "
             f"{lim['gemm_float64'] / 1e9:.0f} GFLOP/s float64, {lim['gemm_float32'] / 1e9:.0f} float32; SYRK "
             f"{lim['syrk_float64'] / 1e9:.0f} / {lim['syrk_float32'] / 1e9:.0f}; float32 exp "
-            f"{lim['exp_float32'] / 1e9:.2f} G/s; memory bandwidth {lim['bandwidth'] / 1e9:.1f} GB/s. peak_MiB: "
+            f"{lim['exp_float32'] / 1e9:.2f} G/s, float64 exp {lim['exp_float64'] / 1e9:.2f} G/s (numpy's); memory "
+            f"bandwidth {lim['bandwidth'] / 1e9:.1f} GB/s. gemm_gflop, exp_g: seconds times the float64 GEMM "
+            "rate and the float64 exp rate (each row against its own process's rates), comparable across "
+            "machines. peak_MiB: "
             "tracemalloc for the kernel and sampling cases, resident memory added (forked child) for the KRR "
             "cases. bound_s: the GEMM flops (or bytes streamed) at those rates; of_bound = seconds / bound_s.\n\n")
 

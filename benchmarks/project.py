@@ -1,0 +1,509 @@
+"""Project the default ``make reproduce`` wall time onto another machine kind from per-job costs.
+
+    .venv/bin/python benchmarks/project.py RUN_DIR [--target slowest] [--cores 2]   (make project)
+    .venv/bin/python benchmarks/project.py calibrate [--only gnkr,scale]            (the split per kind)
+
+Input: a finished run's ``RUN_DIR/results/benchmarks/**/*.tsv`` (Snakemake's ``benchmark:`` files:
+wall seconds ``s`` and ``cpu_time`` of every job), its Snakemake logs ``RUN_DIR/.snakemake/log/*.log``
+(each job's inputs, outputs, threads and start order: the DAG) and its ``config/config.yaml`` (the
+study kind of each run job), plus this machine's per-core rates measured now (:func:`core_rates`).
+
+Model (issue 39, item 5). A job's time on this machine, quiet, is ``q`` (:func:`quiet_seconds`: its
+CPU seconds, or its wall seconds over the contention of its neighbours when its CPU time misses
+forked children). It splits into three parts by its rule kind (:data:`SPLIT`, measured by
+``calibrate``): the part that scales with BLAS (GEMM GFLOP/s per core), the part that scales with
+numpy's float64 ``exp`` (the part that grows when numpy's AVX-512 loops are switched off) and the
+rest (interpreter, pandas, MLflow, I/O: scales with the machine's scalar speed). On a machine M::
+
+    t_M = q * (f_gemm * G_here / G_M + f_exp * E_here / E_M + (1 - f_gemm - f_exp) * P_here / P_M)
+
+and the projected wall time is a greedy list schedule of the projected jobs on ``--cores`` cores in
+the run's DAG order (Snakemake's: a ready job starts when its threads are free), plus Snakemake's own
+CPU time shared over the cores; the critical path and ``sum / cores`` are printed as bounds.
+
+``calibrate`` runs a part (one seed) of a representative job of each study kind in a fresh
+process three times: natively, with OpenBLAS on its Nehalem kernels (GEMM about 4x slower, numpy's
+exp unchanged) and with numpy's AVX-512 loops off (``benchmarks/run.py``'s ``AVX2_ENV`` without its
+OpenBLAS setting: exp about 3x slower, BLAS unchanged), measuring the rates of each environment in
+the same process. Two differences, two unknowns: ``a_gemm = (t_blas - t_native) / (G_native / G_blas
+- 1)`` and ``a_exp = (t_exp - t_native) / (E_native / E_exp - 1)``, as fractions of ``t_native``.
+
+Timings on a shared machine are noisy: every time here is process CPU time (children included),
+not wall time, and the rates are CPU-time rates of one core, so that the load of other processes
+changes them less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import math
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ----------------------------------------------------------------------------------------- rates
+def _cpu_best(fn, repeat=5):
+    """Best process-CPU seconds of ``fn`` over ``repeat`` calls (after one warm-up call)."""
+    fn()
+    best = math.inf
+    for _ in range(repeat):
+        c0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - c0)
+    return max(best, 1e-9)
+
+
+def _py_work(n=200_000):
+    """A fixed piece of interpreter work (dict, list, int and float operations)."""
+    d, acc = {}, 0.0
+    for i in range(n):
+        d[i & 1023] = d.get(i & 1023, 0) + i
+        acc += (i % 7) * 0.5
+    return acc + len(d)
+
+
+def core_rates(repeat=5):
+    """Per-core rates of this machine in CPU time, one BLAS thread: ``gemm`` float64 GFLOP/s
+    (8192 x 92 times 92 x 1024, the kernel blocks' shape), ``exp`` numpy float64 exp in G values/s
+    (what AVX-512 vectorises and AVX2-only machines run scalar), ``py`` M interpreter loop steps/s."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(8192, 92)), rng.normal(size=(1024, 92))
+    out = np.empty((8192, 1024))
+    E = -rng.random(2**22) * 50
+    buf = np.empty_like(E)
+    with threadpool_limits(1):
+        gemm = 2.0 * 8192 * 1024 * 92 / _cpu_best(lambda: np.dot(A, B.T, out=out), repeat) / 1e9
+    exp = E.size / _cpu_best(lambda: np.exp(E, out=buf), repeat) / 1e9
+    py = 0.2 / _cpu_best(_py_work, repeat)
+    return {"gemm": gemm, "exp": exp, "py": py}
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Per-core rates of a machine kind: ``gemm`` float64 GFLOP/s of one BLAS thread, ``exp`` numpy
+    float64 exp G values/s, ``py`` M interpreter steps/s (:func:`core_rates`'s units), and where
+    each figure comes from."""
+
+    name: str
+    gemm: float
+    exp: float
+    py: float
+    basis: str
+
+
+#: The machine kinds projected onto. ``slowest``: the 2-core AMD EPYC with AVX2 + FMA, no AVX-512
+#: (issues 29, 39). Its GEMM: issue 29 measured the bare 10^5 x 10^3 x 90 float64 GEMM at 0.61 s
+#: with its 2 BLAS threads (29.5 GFLOP/s, 14.8 a core); its numpy float64 exp is scalar at 0.15 G/s
+#: (issue 29); its interpreter speed ``py`` is not measured there: it is set so that this
+#: machine's analysis steps (rest only: aggregate, stats, figures, report, obtain, split) of the
+#: run of 67f70e1 project onto issue 39's measured sums for them (521 s), see ``calibrate-py``.
+TARGETS = {
+    "slowest": Machine("2-core AMD EPYC, AVX2 + FMA only (issues 29, 39)", gemm=14.8, exp=0.15, py=float("nan"),
+                       basis="GEMM 0.61 s and scalar exp 0.15 G/s (issue 29); py from issue 39's analysis steps"),
+}
+
+
+# ----------------------------------------------------------------------------------------- split
+#: Fractions (f_gemm, f_exp) of a job's quiet CPU time on an AVX-512 machine, by rule kind ("run:<study
+#: kind>" for run jobs), from ``project.py calibrate``; kinds not listed are taken as all rest.
+SPLIT: dict[str, tuple[float, float]] = {}
+SPLIT_BASIS = "not calibrated"
+
+
+def split_of(kind, split=None):
+    """(f_gemm, f_exp, f_rest) of a rule kind; unknown kinds are all rest."""
+    fg, fe = (split if split is not None else SPLIT).get(kind, (0.0, 0.0))
+    return fg, fe, 1.0 - fg - fe
+
+
+def fractions(t_native, t_blas, t_exp, r_native, r_blas, r_exp):
+    """(f_gemm, f_exp) of a job from its CPU seconds natively, with slower BLAS kernels and with numpy's
+    AVX-512 loops off, and the rates measured in each environment: a part that takes ``a`` seconds at
+    rate r adds ``a (r / r' - 1)`` when the rate drops to r'. Clipped to [0, 1] together."""
+    kg = r_native["gemm"] / r_blas["gemm"] - 1.0
+    ke = r_native["exp"] / r_exp["exp"] - 1.0
+    if kg <= 0.2 or ke <= 0.2:
+        raise ValueError(f"the environments barely change the rates (GEMM x{kg + 1:.2f}, exp x{ke + 1:.2f}): "
+                         "calibrate on an AVX-512 machine, where OPENBLAS_CORETYPE=Nehalem and "
+                         "NPY_DISABLE_CPU_FEATURES slow GEMM and exp down")
+    fg = max(0.0, (t_blas - t_native) / kg / t_native)
+    fe = max(0.0, (t_exp - t_native) / ke / t_native)
+    if fg + fe > 1.0:
+        fg, fe = fg / (fg + fe), fe / (fg + fe)
+    return fg, fe
+
+
+def job_factor(split, here, target):
+    """Time on ``target`` over time here of a job with fractions ``split = (f_gemm, f_exp, f_rest)``."""
+    fg, fe, fr = split
+    return fg * here["gemm"] / target["gemm"] + fe * here["exp"] / target["exp"] + fr * here["py"] / target["py"]
+
+
+# ------------------------------------------------------------------------------------------ runs
+_STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
+_RULE = re.compile(r"^(?:local)?rule (\w+):$")
+_FIELD = re.compile(r"^\s+(\w+): (.*)$")
+
+
+def parse_log(text):
+    """Jobs started in one Snakemake log: list of dicts with rule, start (datetime), benchmark,
+    inputs, outputs (lists of paths) and threads (1 unless the log says otherwise), in start order."""
+    jobs, stamp, cur = [], None, None
+    for line in text.splitlines():
+        m = _STAMP.match(line)
+        if m:
+            stamp, cur = datetime.strptime(m.group(1), "%a %b %d %H:%M:%S %Y"), None
+            continue
+        m = _RULE.match(line)
+        if m:
+            cur = {"rule": m.group(1), "start": stamp, "benchmark": None, "inputs": [], "outputs": [], "threads": 1}
+            jobs.append(cur)
+            continue
+        m = _FIELD.match(line)
+        if cur is not None and m:
+            key, val = m.groups()
+            if key in ("input", "output"):
+                cur[key + "s"] = [p.strip() for p in val.split(",") if p.strip()]
+            elif key == "benchmark":
+                cur["benchmark"] = val.strip()
+            elif key == "threads":
+                cur["threads"] = int(val)
+        elif not line.startswith(" "):
+            cur = None
+    return jobs
+
+
+def dag(logged):
+    """{benchmark key: set of keys it waits for} of the logged jobs (later logs win for a key)."""
+    by_key, producer = {}, {}
+    for job in logged:
+        if job["benchmark"]:
+            key = _key(job["benchmark"])
+            by_key[key] = job
+            for out in job["outputs"]:
+                producer[out] = key
+    return {k: {producer[i] for i in j["inputs"] if i in producer and producer[i] != k} for k, j in by_key.items()}
+
+
+def _key(benchmark_path):
+    p = Path(benchmark_path)
+    parts = p.parts[p.parts.index("benchmarks") + 1:] if "benchmarks" in p.parts else p.parts
+    return str(Path(*parts).with_suffix(""))
+
+
+def read_run(run_dir):
+    """The jobs of a finished run as a DataFrame (key, rule, s, cpu, threads, order, deps)."""
+    import pandas as pd
+
+    run_dir = Path(run_dir)
+    root = run_dir / "results" / "benchmarks"
+    tsvs = sorted(root.glob("**/*.tsv"))
+    if not tsvs:
+        raise ValueError(f"no benchmark files under {root}: give the directory of a finished `make reproduce` run")
+    logged = []
+    for log in sorted((run_dir / ".snakemake" / "log").glob("*.snakemake.log")):
+        logged += parse_log(log.read_text())
+    deps = dag(logged)
+    info = {}
+    for i, job in enumerate(logged):
+        if job["benchmark"]:
+            info[_key(job["benchmark"])] = {"order": i, "threads": job["threads"], "start": job["start"]}
+    rows = []
+    for t in tsvs:
+        b = pd.read_csv(t, sep="\t")
+        key = str(t.relative_to(root).with_suffix(""))
+        meta = info.get(key, {})
+        rows.append({"key": key, "rule": key.split("/")[0], "s": float(b["s"].iloc[0]),
+                     "cpu": float(b["cpu_time"].iloc[0]), "threads": meta.get("threads", 1),
+                     "order": meta.get("order", _STAGE.get(key.split("/")[0], 9) * 10_000),
+                     "start": meta.get("start"), "deps": sorted(deps.get(key, ()))})
+    df = pd.DataFrame(rows).sort_values("order", kind="stable").reset_index(drop=True)
+    df["kind"] = [rule_kind(k, study_kinds(run_dir)) for k in df["key"]]
+    return df
+
+
+#: stage order of the rules, for runs without a Snakemake log
+_STAGE = {"obtain": 0, "split": 1, "run": 2, "aggregate": 3, "claims": 4, "stats": 4, "figures": 5, "report": 6}
+
+
+def study_kinds(run_dir):
+    """{study block name: study kind} of the run's config (a block's ``kind:``, else its name)."""
+    import yaml
+
+    cfg = Path(run_dir) / "config" / "config.yaml"
+    if not cfg.exists():
+        return {}
+    studies = (yaml.safe_load(cfg.read_text()) or {}).get("studies", {}) or {}
+    return {name: (block or {}).get("kind", name) for name, block in studies.items()}
+
+
+def rule_kind(key, kinds):
+    """"run:<study kind>" for a run job (``run/<study>/<job>``), else the rule's name."""
+    parts = key.split("/")
+    if parts[0] == "run" and len(parts) > 1:
+        return f"run:{kinds.get(parts[1], parts[1])}"
+    return parts[0]
+
+
+#: rule kinds whose work runs in forked children that Snakemake's ``cpu_time`` misses (it samples the
+#: process tree every few seconds): the scale study times each cell in a forked child
+FORKING = {"run:scale"}
+
+
+def quiet_seconds(s, cpu, forks):
+    """Each job's seconds on this machine were it alone on its cores.
+
+    A one-thread job on a loaded machine gets a share of a core: its wall time ``s`` grows, its CPU
+    time ``cpu`` much less, so ``cpu`` is the estimate. Where ``forks`` (Snakemake's ``cpu_time``
+    misses forked children), the wall time over the run's contention (the median ``s / cpu`` of the
+    other jobs with at least a CPU-second, at least 1) is the estimate. Never more than ``s``."""
+    import numpy as np
+
+    s, cpu, forks = np.asarray(s, float), np.asarray(cpu, float), np.asarray(forks, bool)
+    ok = ~forks & (cpu >= 1.0)
+    contention = max(1.0, float(np.median(s[ok] / cpu[ok]))) if ok.any() else 1.0
+    return np.minimum(np.where(forks, s / contention, cpu), s), contention
+
+
+# ------------------------------------------------------------------------------------- schedule
+def list_schedule(durations, deps, threads=None, cores=2, order=None):
+    """Greedy list scheduling: whenever cores are free, the ready jobs start in ``order`` (default:
+    the given order), each when its ``threads`` (capped at ``cores``) fit. ``deps[i]``: indices job i
+    waits for. Returns (makespan, start times)."""
+    n = len(durations)
+    threads = [min(t, cores) for t in (threads or [1] * n)]
+    order = list(range(n)) if order is None else list(order)
+    rank = {j: r for r, j in enumerate(order)}
+    waiting = [len(set(d)) for d in deps]
+    children = [[] for _ in range(n)]
+    for j, d in enumerate(deps):
+        for p in set(d):
+            children[p].append(j)
+    ready = sorted((j for j in range(n) if not waiting[j]), key=rank.get)
+    running, free, now, start = [], cores, 0.0, [None] * n
+    done = 0
+    while done < n:
+        started = True
+        while started:
+            started = False
+            for j in ready:
+                if threads[j] <= free:
+                    ready.remove(j)
+                    start[j], free = now, free - threads[j]
+                    heapq.heappush(running, (now + durations[j], rank[j], j))
+                    started = True
+                    break
+        if not running:
+            raise ValueError("the job graph has a cycle or a dependency outside the jobs")
+        now, _, j = heapq.heappop(running)
+        finished = [j]
+        while running and running[0][0] <= now:
+            finished.append(heapq.heappop(running)[2])
+        for j in finished:
+            free += threads[j]
+            done += 1
+            for c in children[j]:
+                waiting[c] -= 1
+                if not waiting[c]:
+                    ready.append(c)
+        ready.sort(key=rank.get)
+    return now, start
+
+
+def critical_path(durations, deps):
+    """Length of the longest dependency chain (``deps[i]``: indices job i waits for)."""
+    finish = [None] * len(durations)
+    for root in range(len(durations)):
+        stack = [root]
+        while stack:  # depth first, without recursion: a job's finish once its dependencies' are known
+            j = stack[-1]
+            if finish[j] is not None:
+                stack.pop()
+                continue
+            todo = [p for p in deps[j] if finish[p] is None]
+            if todo:
+                if len(stack) > len(durations):
+                    raise ValueError("the job graph has a cycle")
+                stack += todo
+                continue
+            finish[j] = durations[j] + max((finish[p] for p in deps[j]), default=0.0)
+            stack.pop()
+    return max(finish, default=0.0)
+
+
+# ------------------------------------------------------------------------------------ projection
+#: Snakemake's own process on the slowest kind: 3.8 CPU-minutes for the 176 jobs of 67f70e1's default
+#: run (issue 39), i.e. 1.3 CPU-s a job, scaled to other machines by their ``py`` rate.
+SNAKEMAKE_CPU_PER_JOB = 3.8 * 60 / 176
+
+
+def project(df, here, target, cores=2, split=None):
+    """Projected job seconds (column ``t``) and a dict of the schedule's figures."""
+    import numpy as np
+
+    q, contention = quiet_seconds(df["s"], df["cpu"], df["kind"].isin(FORKING))
+    df = df.assign(q=q)
+    df["factor"] = [job_factor(split_of(k, split), here, target) for k in df["kind"]]
+    df["t"] = df["q"] * df["factor"]
+    index = {k: i for i, k in enumerate(df["key"])}
+    deps = [[index[d] for d in ds if d in index] for ds in df["deps"]]
+    threads = [int(t) for t in df["threads"]]
+    wall, _ = list_schedule(df["t"].tolist(), deps, threads, cores)
+    busy = float((df["t"] * np.minimum(df["threads"], cores)).sum())
+    smk = SNAKEMAKE_CPU_PER_JOB * len(df) * TARGETS["slowest"].py / target["py"] if target["py"] == target["py"] else 0
+    return df, {"contention": contention, "schedule_s": wall, "snakemake_cpu_s": smk, "wall_s": wall + smk / cores,
+                "critical_path_s": critical_path(df["t"].tolist(), deps),
+                "busy_over_cores_s": busy / cores, "jobs_s": float(df["t"].sum())}
+
+
+def by_rule(df, col="t"):
+    """Sums of ``col`` by rule, and of the run jobs by study."""
+    return df.groupby("rule")[col].sum().sort_values(ascending=False)
+
+
+# ----------------------------------------------------------------------------------- calibration
+#: a representative job of each study kind, and a part of it small enough to run three times
+REPRESENTATIVE = {
+    "gnkr": ("gnkr", "gnkr_f1", [0]),
+    "krr": ("krr", "gnkr_f1", [0, 1]),
+    "krc": ("krc", "vehicle", [0, 1]),
+    "consistency": ("consistency_mcm", "mcm_grid_40", [0]),
+    "selection": ("selection", "concrete", [0]),
+    "integration": ("integration", "satimage", [0]),
+    "gen_nystrom": ("gen_nystrom_labels", "segment", [0]),
+    "scale": ("scale", "scalable", [0]),
+    "samplers": ("samplers", "pima", [0]),
+}
+
+
+def _child(study, dataset, seeds, work, threads):
+    """In this process: rates, then the job part; prints one JSON line."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gnkr_job import job_inputs
+    from threadpoolctl import threadpool_limits
+
+    from nystrom_bench.jobs import run_study_job
+
+    rates = core_rates()
+    cfg, data, split = job_inputs(study, dataset, ROOT / "config" / "config.yaml", work, seeds)
+    if study == "scale":  # the cells up to n = 2 * 10^4: the large ones are the same kinds of work
+        cfg = {**cfg, "params": {**cfg["params"], "n": [n for n in cfg["params"]["n"] if n <= 20_000]}}
+    out = Path(work) / f"{study}_{dataset}_{os.getpid()}.csv"
+    c0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    with threadpool_limits(limits=threads):
+        run_study_job(study, cfg, [str(data)], [str(split)], str(out), None, f"{study}/{dataset}", "calibrate")
+    wall = time.perf_counter() - t0
+    c1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = sum(b.ru_utime + b.ru_stime - a.ru_utime - a.ru_stime for a, b in zip(c0, c1, strict=True))
+    print("RESULT " + json.dumps({"rates": rates, "cpu": cpu, "wall": wall}), flush=True)
+
+
+def environments():
+    """name -> environment overrides: native; OpenBLAS on its Nehalem (SSE) kernels, about 4x slower GEMM
+    here, numpy untouched; numpy's AVX-512 loops off (``AVX2_ENV`` but OpenBLAS's), BLAS untouched."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from run import AVX2_ENV
+
+    exp = {k: v for k, v in AVX2_ENV.items() if k != "OPENBLAS_CORETYPE"}
+    return {"native": {}, "blas": {"OPENBLAS_CORETYPE": "Nehalem"}, "exp": exp}
+
+
+def calibrate(kinds, work, rounds=1):
+    """Run each kind's representative job part in the three environments, interleaved; print the
+    fractions and the SPLIT table."""
+    import yaml
+
+    blocks = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["studies"]
+    envs = environments()
+    table = {}
+    for kind in kinds:
+        study, dataset, seeds = REPRESENTATIVE[kind]
+        threads = int(blocks[study].get("threads", 1))
+        res = {e: [] for e in envs}
+        for _ in range(rounds):
+            for e, extra in envs.items():
+                cmd = [sys.executable, __file__, "_child", study, dataset, ",".join(map(str, seeds)), str(work),
+                       str(threads)]
+                p = subprocess.run(cmd, env={**os.environ, **extra}, capture_output=True, text=True, check=False)
+                line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
+                if p.returncode or not line:
+                    raise RuntimeError(f"calibration job {study}/{dataset} failed in {e}: {p.stderr[-2000:]}")
+                res[e].append(json.loads(line[0][7:]))
+                r = res[e][-1]
+                print(f"{kind:<12} {e:<7} cpu {r['cpu']:7.2f} s wall {r['wall']:7.2f} s rates "
+                      + " ".join(f"{k} {v:.3g}" for k, v in r["rates"].items()), flush=True)
+        best = {e: min(v, key=lambda r: r["cpu"]) for e, v in res.items()}
+        fg, fe = fractions(best["native"]["cpu"], best["blas"]["cpu"], best["exp"]["cpu"],
+                           *(_best_rates(res[e]) for e in envs))
+        table[f"run:{kind}"] = (round(fg, 3), round(fe, 3))
+        print(f"{kind:<12} f_gemm {fg:.3f} f_exp {fe:.3f} f_rest {1 - fg - fe:.3f}", flush=True)
+    print("SPLIT =", json.dumps(table))
+    return table
+
+
+def _best_rates(results):
+    return {k: max(r["rates"][k] for r in results) for k in results[0]["rates"]}
+
+
+# ------------------------------------------------------------------------------------------- CLI
+def report(run_dir, target_name="slowest", cores=2, here=None):
+    """Print the projection of the run in ``run_dir`` onto ``target_name``; returns the figures."""
+    df = read_run(run_dir)
+    here = here or core_rates()
+    target = TARGETS[target_name]
+    t = {"gemm": target.gemm, "exp": target.exp, "py": target.py}
+    df, fig = project(df, here, t, cores)
+    print(f"run: {run_dir} ({len(df)} jobs; measured sums: wall {df['s'].sum():.0f} s, CPU {df['cpu'].sum():.0f} s, "
+          f"quiet estimate {df['q'].sum():.0f} s)")
+    print("this machine, per core (CPU time): " + ", ".join(f"{k} {v:.3g}" for k, v in here.items())
+          + "  (gemm GFLOP/s, exp G/s numpy float64, py M steps/s)")
+    print(f"target: {target.name}: gemm {target.gemm:.3g}, exp {target.exp:.3g}, py {target.py:.3g} ({target.basis})")
+    print(f"split by rule kind ({SPLIT_BASIS}): " + ", ".join(f"{k} {g:.2f}/{e:.2f}" for k, (g, e) in SPLIT.items()))
+    sums = by_rule(df)
+    print("projected job seconds by rule: " + ", ".join(f"{r} {v:.0f}" for r, v in sums.items()))
+    runs = df[df["rule"] == "run"].sort_values("t", ascending=False).head(8)
+    print("largest run jobs: " + ", ".join(f"{k[4:]} {v:.0f}" for k, v in zip(runs["key"], runs["t"], strict=True)))
+    print(f"projected: jobs sum {fig['jobs_s']:.0f} s; {cores}-core list schedule {fig['schedule_s'] / 60:.1f} min "
+          f"(bounds: critical path {fig['critical_path_s'] / 60:.1f}, busy / cores "
+          f"{fig['busy_over_cores_s'] / 60:.1f}) + Snakemake {fig['snakemake_cpu_s']:.0f} CPU-s / {cores} cores")
+    print(f"PROJECTED WALL TIME on {target_name}: {fig['wall_s'] / 60:.1f} minutes")
+    return df, fig
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["_child"]:
+        study, dataset, seeds, work, threads = argv[1:6]
+        return _child(study, dataset, [int(s) for s in seeds.split(",")], work, int(threads))
+    if argv[:1] == ["calibrate"]:
+        ap = argparse.ArgumentParser(prog="project.py calibrate")
+        ap.add_argument("--only", default=",".join(REPRESENTATIVE))
+        ap.add_argument("--work", default="/tmp/nystrom_project_work")
+        ap.add_argument("--rounds", type=int, default=1)
+        a = ap.parse_args(argv[1:])
+        return calibrate(a.only.split(","), a.work, a.rounds)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("run_dir", help="directory of a finished `make reproduce` run (its results/benchmarks)")
+    ap.add_argument("--target", default="slowest", choices=sorted(TARGETS))
+    ap.add_argument("--cores", type=int, default=2)
+    a = ap.parse_args(argv)
+    return report(a.run_dir, a.target, a.cores)
+
+
+if __name__ == "__main__":
+    main()
