@@ -1,0 +1,137 @@
+"""The pure pieces of benchmarks/project.py (issue 39, item 5): the split of a job's time, the load
+correction, the Snakemake log's DAG and the 2-core list schedule against Graham's bounds."""
+
+import importlib.util
+import itertools
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+_SPEC = importlib.util.spec_from_file_location("nystrom_bench_project",
+                                               Path(__file__).resolve().parents[1] / "benchmarks" / "project.py")
+project = sys.modules["nystrom_bench_project"] = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(project)
+
+
+def test_fractions_recover_a_known_split():
+    """A job of 3 s GEMM, 1 s exp and 2 s rest; the environments slow GEMM 4x and exp 3x."""
+    native, blas, exp = {"gemm": 40.0, "exp": 0.6}, {"gemm": 10.0, "exp": 0.6}, {"gemm": 40.0, "exp": 0.2}
+    t_native, t_blas, t_exp = 6.0, 3.0 * 4 + 1 + 2, 3 + 1.0 * 3 + 2
+    fg, fe = project.fractions(t_native, t_blas, t_exp, native, blas, exp)
+    assert fg == pytest.approx(0.5) and fe == pytest.approx(1 / 6)
+
+
+def test_fractions_clip_noise_and_refuse_unchanged_rates():
+    native, blas, exp = {"gemm": 40.0, "exp": 0.6}, {"gemm": 10.0, "exp": 0.6}, {"gemm": 40.0, "exp": 0.2}
+    # a run faster in the slow environment (noise) is no negative fraction
+    assert project.fractions(6.0, 5.0, 6.5, native, blas, exp)[0] == 0.0
+    fg, fe = project.fractions(1.0, 10.0, 10.0, native, blas, exp)  # more than the whole job: scaled to 1
+    assert fg + fe == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="AVX-512"):
+        project.fractions(6.0, 6.0, 6.0, native, native, exp)
+
+
+def test_job_factor():
+    here = {"gemm": 40.0, "exp": 0.6, "py": 5.0}
+    assert project.job_factor((0.2, 0.3, 0.5), here, here) == pytest.approx(1.0)
+    slow = {"gemm": 20.0, "exp": 0.15, "py": 2.5}
+    assert project.job_factor((1.0, 0.0, 0.0), here, slow) == pytest.approx(2.0)
+    assert project.job_factor((0.0, 1.0, 0.0), here, slow) == pytest.approx(4.0)
+    assert project.job_factor((0.5, 0.25, 0.25), here, slow) == pytest.approx(0.5 * 2 + 0.25 * 4 + 0.25 * 2)
+    assert project.split_of("no such kind", {}) == (0.0, 0.0, 1.0)
+
+
+def test_quiet_seconds():
+    s = np.array([10.0, 20.0, 30.0, 40.0])
+    cpu = np.array([5.0, 10.0, 15.0, 2.0])  # three jobs at half a core; the last forks its work
+    q, contention = project.quiet_seconds(s, cpu, [False, False, False, True])
+    assert contention == pytest.approx(2.0)
+    np.testing.assert_allclose(q, [5.0, 10.0, 15.0, 20.0])
+    q, contention = project.quiet_seconds([1.0, 2.0], [1.2, 2.5], [False, False])  # cpu > wall: 2 threads
+    assert contention == 1.0 and list(q) == [1.0, 2.0]
+
+
+LOG = """\
+Select jobs to execute...
+[Thu Nov 26 14:48:41 2026]
+localrule obtain:
+    output: resources/data/a.npz
+    log: results/logs/obtain/a.log
+    jobid: 3
+    benchmark: results/benchmarks/obtain/a.tsv
+    wildcards: dataset=a
+[Thu Nov 26 14:48:42 2026]
+Finished jobid: 3 (Rule: obtain)
+[Thu Nov 26 14:48:43 2026]
+localrule run:
+    input: resources/data/a.npz, results/splits/a.npz
+    output: results/s/runs/a.csv
+    jobid: 2
+    benchmark: results/benchmarks/run/s/a.tsv
+    threads: 2
+[Thu Nov 26 14:48:50 2026]
+rule aggregate:
+    input: results/s/runs/a.csv
+    output: results/s/results.csv
+    benchmark: results/benchmarks/aggregate/s.tsv
+"""
+
+
+def test_parse_log_and_dag():
+    jobs = project.parse_log(LOG)
+    assert [j["rule"] for j in jobs] == ["obtain", "run", "aggregate"]
+    assert [j["threads"] for j in jobs] == [1, 2, 1]
+    assert jobs[1]["inputs"] == ["resources/data/a.npz", "results/splits/a.npz"]
+    assert jobs[1]["start"].second == 43
+    assert project.dag(jobs) == {"obtain/a": set(), "run/s/a": {"obtain/a"}, "aggregate/s": {"run/s/a"}}
+    assert project.rule_kind("run/gnkr_real/diamonds", {"gnkr_real": "gnkr"}) == "run:gnkr"
+    assert project.rule_kind("aggregate/gnkr_real", {"gnkr_real": "gnkr"}) == "aggregate"
+
+
+def test_read_run_and_identity_projection(tmp_path):
+    (tmp_path / ".snakemake" / "log").mkdir(parents=True)
+    (tmp_path / ".snakemake" / "log" / "x.snakemake.log").write_text(LOG)
+    for key, s, cpu in (("obtain/a", 2.0, 1.0), ("run/s/a", 10.0, 8.0), ("aggregate/s", 4.0, 3.0)):
+        f = tmp_path / "results" / "benchmarks" / f"{key}.tsv"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(f"s\th:m:s\tmax_rss\tcpu_time\n{s}\t0:00:01\t1.0\t{cpu}\n")
+    df = project.read_run(tmp_path)
+    assert list(df["key"]) == ["obtain/a", "run/s/a", "aggregate/s"]
+    rates = {"gemm": 1.0, "exp": 1.0, "py": 1.0}
+    out, fig = project.project(df, rates, rates, cores=2)
+    assert fig["jobs_s"] == pytest.approx(12.0)  # the CPU seconds: none of these kinds forks
+    assert fig["schedule_s"] == pytest.approx(12.0)  # a chain
+    assert fig["critical_path_s"] == pytest.approx(12.0)
+    assert fig["busy_over_cores_s"] == pytest.approx((1 + 8 * 2 + 3) / 2)
+    with pytest.raises(ValueError, match="no benchmark files"):
+        project.read_run(tmp_path / "empty")
+
+
+def test_list_schedule_small_cases():
+    assert project.list_schedule([3, 3, 2, 2], [[], [], [], []])[0] == 5  # two by two
+    assert project.list_schedule([1, 2, 3], [[], [0], [1]])[0] == 6  # a chain
+    # a 2-thread job waits for both cores; the 1-thread job after it in the order goes first
+    t, start = project.list_schedule([1, 4, 1], [[], [], []], threads=[1, 2, 1])
+    assert (t, start) == (5, [0, 1, 0])
+    assert project.list_schedule([5], [[]], threads=[4], cores=2)[0] == 5  # threads capped at the cores
+    with pytest.raises(ValueError, match="cycle"):
+        project.list_schedule([1, 1], [[1], [0]])
+
+
+def test_list_schedule_within_grahams_bounds():
+    """Graham (Bell System Tech. J., 1966): a list schedule of one-core jobs on m cores takes at least
+    max(critical path, sum / m) and at most sum / m + (1 - 1/m) * critical path; with as many cores
+    as jobs it is the critical path."""
+    rng = np.random.default_rng(0)
+    for n, m in itertools.product((5, 20, 60), (1, 2, 3)):
+        d = rng.exponential(size=n) + 0.01
+        deps = [sorted(set(rng.choice(j, size=min(j, rng.integers(0, 3)), replace=False).tolist())) for j in range(n)]
+        cp = project.critical_path(d, deps)
+        t, start = project.list_schedule(d, deps, cores=m)
+        assert max(cp, d.sum() / m) - 1e-9 <= t <= d.sum() / m + (1 - 1 / m) * cp + 1e-9
+        assert all(start[j] >= start[p] + d[p] - 1e-9 for j in range(n) for p in deps[j])
+        assert project.list_schedule(d, deps, cores=n)[0] == pytest.approx(cp)
+    # the critical path by hand
+    assert project.critical_path([1, 5, 2, 1], [[], [0], [0], [1, 2]]) == 7
