@@ -194,8 +194,9 @@ def test_the_defaults_are_the_same_in_every_estimator():
     from nystrom_bench.learners import GNKR, LSSVM, KRRClassifier, NuSVM, NystromFeatures
 
     counts = {type(e).__name__: e.get_params()["n_components"]
-              for e in (KRR(), KRRClassifier(), LSSVM(), NuSVM(), GNKR(), NystromFeatures())}
+              for e in (KRR(), KRRClassifier(), LSSVM(), NuSVM(), GNKR())}
     assert set(counts.values()) == {200}, counts
+    assert NystromFeatures().n_components == 100  # the drop-in keeps scikit-learn's Nystroem defaults (issue 36)
     assert KRR().alpha == KRRClassifier().alpha == LSSVM().alpha == 1.0
     assert all(e.gamma is None for e in (KRR(), KRRClassifier(), LSSVM(), NuSVM(), NystromFeatures()))
     assert GNKR().sigma is None
@@ -210,7 +211,8 @@ def test_default_width_is_the_median_heuristic_everywhere():
     for est in (KRR(n_components=10, random_state=0).fit(X, y), LSSVM().fit(X, labels),
                 NuSVM(n_components=10, random_state=0).fit(X, labels)):
         assert est.kernel_.gamma == pytest.approx(gamma), est
-    assert NystromFeatures(n_components=10, random_state=0).fit(X).gamma_ == pytest.approx(gamma)
+    assert NystromFeatures(gamma="median", n_components=10, random_state=0).fit(X).gamma_ == pytest.approx(gamma)
+    assert NystromFeatures(n_components=10, random_state=0).fit(X).gamma_ == 1 / X.shape[1]  # Nystroem's default
     assert GNKR(n_components=10, random_state=0).fit(X, y).kernel_.gamma == pytest.approx(gamma)
     assert KRR(kernel="laplacian", n_components=10, random_state=0).fit(X, y).kernel_.gamma == pytest.approx(gamma)
     with pytest.warns(UserWarning, match="not positive semi-definite"):

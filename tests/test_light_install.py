@@ -43,7 +43,7 @@ SCRIPT = textwrap.dedent('''
         "LSSVM": LSSVM().fit(bc.X_train, bc.y_train).score(bc.X_test, bc.y_test),
         "NuSVM": NuSVM().fit(bc.X_train, bc.y_train).score(bc.X_test, bc.y_test),
     }
-    F = NystromFeatures(sampler="kmeans", random_state=0).fit(bc.X_train).transform(bc.X_test)
+    F = NystromFeatures(gamma="median", n_components=200, sampler="kmeans", random_state=0).fit(bc.X_train).transform(bc.X_test)
     kern = kernels.make("gaussian", gamma=0.1)
     op = approx.build("nystrom", reg.X_train, kern, landmarks=sampling.sample("uniform", reg.X_train, kern, c=50))
     criteria.c_ree(op, reg.y_train - reg.y_train.mean(), mu=0.005)
@@ -65,7 +65,7 @@ def test_library_imports_and_fits_without_the_workflow_packages():
 def test_the_workflow_packages_are_an_extra_declared_alike_in_pyproject_and_environment_yml():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     core = {d.split(">")[0].split("=")[0].split("[")[0].strip() for d in project["dependencies"]}
-    assert core <= {"numpy", "scipy", "scikit-learn", "threadpoolctl", "pyyaml"}, core
+    assert core <= {"numpy", "scipy", "scikit-learn", "threadpoolctl", "pyyaml", "click"}, core  # click: the CLI
     workflow = {d.split(">")[0].split("=")[0].strip() for d in project["optional-dependencies"]["workflow"]}
     assert {"snakemake", "mlflow", "pandas", "seaborn", "matplotlib", "fpdf2"} <= workflow
     assert "-e .[workflow,fast,test,cluster]" in (ROOT / "environment.yml").read_text()

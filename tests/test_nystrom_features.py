@@ -1,5 +1,5 @@
-"""NystromFeatures: a drop-in for scikit-learn's Nystroem (same features with the same landmarks; scikit-learn's
-own Nystroem tests, re-run against it) with any sampler."""
+"""NystromFeatures: a drop-in for scikit-learn's Nystroem (same defaults; same features with the same landmarks;
+scikit-learn's own Nystroem tests run unmodified against it) with any sampler."""
 
 import warnings
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_almost_equal
 from sklearn.kernel_approximation import Nystroem
-from sklearn.metrics.pairwise import chi2_kernel, kernel_metrics, polynomial_kernel, rbf_kernel
+from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -77,75 +77,41 @@ def test_pipeline_with_a_linear_svm():
         assert model.score(X[300:], y[300:]) > 0.9
 
 
-# -- scikit-learn's Nystroem tests (sklearn/tests/test_kernel_approximation.py), run against NystromFeatures ----
-def _linear_kernel(X, Y):
-    return np.dot(X, Y.T)
+# -- scikit-learn's own Nystroem tests (sklearn/tests/test_kernel_approximation.py of the installed scikit-learn),
+# run unmodified against NystromFeatures: the module's name ``Nystroem`` is NystromFeatures while they run --------
+SKLEARN_NYSTROEM_TESTS = ["test_nystroem_approximation", "test_nystroem_default_parameters",
+                          "test_nystroem_singular_kernel", "test_nystroem_poly_kernel_params", "test_nystroem_callable",
+                          "test_nystroem_precomputed_kernel", "test_nystroem_component_indices"]
 
 
-def test_nystroem_approximation():
-    rnd = np.random.RandomState(0)
-    X = rnd.uniform(size=(10, 4))
-    X_transformed = NystromFeatures(n_components=X.shape[0], gamma=1 / X.shape[1]).fit_transform(X)  # Nystroem's None
-    assert_array_almost_equal(np.dot(X_transformed, X_transformed.T), rbf_kernel(X))
-    assert NystromFeatures(n_components=2, random_state=rnd).fit(X).transform(X).shape == (10, 2)
-    assert NystromFeatures(n_components=2, kernel=_linear_kernel, random_state=rnd).fit(X).transform(X).shape == (10, 2)
-    for kern in kernel_metrics():
-        assert NystromFeatures(n_components=2, kernel=kern, random_state=rnd).fit(X).transform(X).shape == (10, 2)
+@pytest.fixture
+def sklearn_tests(monkeypatch):
+    module = pytest.importorskip("sklearn.tests.test_kernel_approximation")
+    monkeypatch.setattr(module, "Nystroem", NystromFeatures)
+    return module
 
 
-def test_nystroem_default_parameters():
-    """scikit-learn's test, but NystromFeatures' default gamma is the median heuristic (Nystroem's:
-    1 / n_features, given here explicitly) and its default n_components is 200 (Nystroem's: 100)."""
-    X = np.random.RandomState(42).uniform(size=(10, 4))
-    K2 = NystromFeatures(n_components=10, gamma=1 / X.shape[1]).fit_transform(X)
-    assert_array_almost_equal(rbf_kernel(X, gamma=None), K2 @ K2.T)
-    median = NystromFeatures(n_components=10).fit(X)
-    assert median.gamma_ == pytest.approx(1 / kernels.median_sq_dist(X))
-    assert_array_almost_equal(rbf_kernel(X, gamma=median.gamma_), median.transform(X) @ median.transform(X).T)
-    assert NystromFeatures().n_components == 200
-    K2 = NystromFeatures(kernel="chi2", n_components=10).fit_transform(X)
-    assert_array_almost_equal(chi2_kernel(X, gamma=1), K2 @ K2.T)
+@pytest.mark.parametrize("name", SKLEARN_NYSTROEM_TESTS)
+def test_scikit_learns_own_nystroem_tests_pass_unmodified(sklearn_tests, name):
+    getattr(sklearn_tests, name)()
 
 
-def test_nystroem_singular_kernel():
-    X = np.vstack([np.random.RandomState(0).rand(10, 20)] * 2)
-    N = NystromFeatures(gamma=100, n_components=X.shape[0]).fit(X)
-    Xt = N.transform(X)
-    assert_array_almost_equal(rbf_kernel(X, gamma=100), Xt @ Xt.T)
-    assert np.all(np.isfinite(Xt))
+def test_scikit_learns_feature_names_test_passes_unmodified(sklearn_tests):
+    sklearn_tests.test_get_feature_names_out(NystromFeatures)  # "nystromfeatures0", ... as Nystroem's
 
 
-def test_nystroem_poly_kernel_params():
-    X = np.random.RandomState(37).uniform(size=(10, 4))
-    Xt = NystromFeatures(kernel="polynomial", n_components=10, degree=3.1, coef0=0.1).fit_transform(X)
-    assert_array_almost_equal(Xt @ Xt.T, polynomial_kernel(X, degree=3.1, coef0=0.1))
-
-
-def test_nystroem_callable():
-    X = np.random.RandomState(42).uniform(size=(10, 4))
-
-    def logging_histogram_kernel(x, y, log):
-        log.append(1)
-        return np.minimum(x, y).sum()
-
-    kernel_log = []
-    NystromFeatures(kernel=logging_histogram_kernel, n_components=9, kernel_params={"log": kernel_log}).fit(list(X))
-    assert len(kernel_log) == 10 * 9 / 2 or len(kernel_log) == 9 * 9  # scikit-learn's count depends on its version
-    for param in ({"gamma": 1}, {"coef0": 1}, {"degree": 2}):
-        with pytest.raises(ValueError, match="Don't pass gamma, coef0 or degree to Nystroem"):
-            NystromFeatures(kernel=_linear_kernel, n_components=9, **param).fit(X)
-
-
-def test_nystroem_precomputed_kernel():
-    X = np.random.RandomState(12).uniform(size=(10, 4))
-    K = polynomial_kernel(X, degree=2, coef0=0.1)
-    Xt = NystromFeatures(kernel="precomputed", n_components=10).fit_transform(K)
-    assert_array_almost_equal(Xt @ Xt.T, K)
-    for param in ({"gamma": 1}, {"coef0": 1}, {"degree": 2}):
-        with pytest.raises(ValueError, match="Don't pass gamma, coef0 or degree to Nystroem"):
-            NystromFeatures(kernel="precomputed", n_components=10, **param).fit(K)
-    with pytest.raises(ValueError, match="needs the data points"):
-        NystromFeatures(kernel="precomputed", n_components=5, sampler="kmeans").fit(K)
+def test_the_defaults_are_scikit_learns_and_the_median_is_one_argument_away():
+    X = np.random.RandomState(42).uniform(size=(30, 4)) * [1, 10, 100, 1000]  # unequal scales
+    ours, theirs = NystromFeatures(), Nystroem()
+    assert ours.n_components == theirs.n_components == 100 and ours.gamma is theirs.gamma is None
+    assert {k: v for k, v in ours.get_params().items() if k in theirs.get_params()} == theirs.get_params()
+    F = NystromFeatures(n_components=30).fit(X)
+    assert F.gamma_ == 1 / 4  # scikit-learn's None: 1 / n_features
+    assert_array_almost_equal(F.transform(X) @ F.transform(X).T, rbf_kernel(X))
+    med = NystromFeatures(gamma="median", n_components=30).fit(X)
+    assert med.gamma_ == pytest.approx(1 / kernels.median_sq_dist(X))
+    assert_array_almost_equal(med.transform(X) @ med.transform(X).T, rbf_kernel(X, gamma=med.gamma_))
+    assert NystromFeatures(kernel="chi2", n_components=5).fit(np.abs(X)).gamma_ == 1.0  # chi2_kernel's default
 
 
 def test_too_many_components_warns_like_sklearn():
@@ -174,4 +140,4 @@ def test_library_kernel_names_and_width_heuristics_as_in_krr():
         ref = NystromFeatures(kernel="rbf", gamma=1 / stat(X), n_components=15, random_state=0).fit(X)
         assert nf.gamma_ == pytest.approx(1 / stat(X))
         np.testing.assert_allclose(nf.transform(X), ref.transform(X), atol=1e-12)
-    assert NystromFeatures(kernel="polynomial", n_components=5).fit(X).gamma_ is None  # scikit-learn's default
+    assert NystromFeatures(kernel="polynomial", n_components=5).fit(X).gamma_ == 1 / 3  # scikit-learn's default

@@ -197,7 +197,8 @@ def test_learners_with_bless_and_kdpp_dense_and_sparse():
         fits = []
         for data in (X, sparse.csr_matrix(X)):
             krr = KRR(sampler=name, n_components=15, random_state=0).fit(data, y)
-            feats = NystromFeatures(kernel="gaussian", sampler=name, n_components=15, random_state=0).fit(data)
+            feats = NystromFeatures(kernel="gaussian", gamma="median", sampler=name, n_components=15,
+                                    random_state=0).fit(data)
             fits.append((krr.predict(data), feats.transform(data)))
             assert fits[-1][1].shape == (120, 15)
             assert np.mean((fits[-1][0] - y) ** 2) < np.var(y)

@@ -162,8 +162,8 @@ def test_classifiers_sparse_equal_dense(name, n_classes):
 @pytest.mark.parametrize("fmt", [sparse.csr_matrix, sparse.csc_matrix])
 def test_nystrom_features_sparse_equals_dense(sampler, fmt):
     X, _ = _data()
-    dense = NystromFeatures(n_components=20, sampler=sampler, random_state=0).fit(X)
-    sp = NystromFeatures(n_components=20, sampler=sampler, random_state=0).fit(fmt(X))
+    dense = NystromFeatures(gamma="median", n_components=20, sampler=sampler, random_state=0).fit(X)
+    sp = NystromFeatures(gamma="median", n_components=20, sampler=sampler, random_state=0).fit(fmt(X))
     Fs, Fd = sp.transform(fmt(X)), dense.transform(X)
     np.testing.assert_allclose(Fs @ Fs.T, Fd @ Fd.T, rtol=1e-8, atol=1e-10)  # K~ = F F^T
     if len(np.unique(dense.components_, axis=0)) == len(dense.components_):

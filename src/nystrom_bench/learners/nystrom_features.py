@@ -1,12 +1,15 @@
 """``NystromFeatures``: a drop-in for scikit-learn's ``Nystroem`` with a choice of landmarks.
 
 scikit-learn's ``sklearn.kernel_approximation.Nystroem`` maps X to ``k(X, Z) W^{-1/2}`` with
-``W = k(Z, Z)`` on m landmarks Z drawn uniformly.  ``NystromFeatures`` has the same parameters,
-attributes and output -- with ``sampler="uniform"`` and the same ``random_state`` it draws the same
-landmarks and gives the same features -- and adds ``sampler=`` (any name of
-:func:`nystrom_bench.sampling.available`, e.g. ``kmeans`` or ``ridge_leverage``, or a callable
-``sampler(X, kernel, c, rng)``) and explicit ``landmarks=``.  A linear model on the features is a
-kernel machine with the Nystrom kernel ``K~ = k(., Z) W^+ k(Z, .)``.
+``W = k(Z, Z)`` on m landmarks Z drawn uniformly (Williams & Seeger, "Using the Nystrom method to speed
+up kernel machines", NIPS 2001).  ``NystromFeatures`` has the same parameters, defaults, attributes
+and output -- with ``sampler="uniform"`` and the same ``random_state`` it draws the same landmarks and
+gives the same features, and scikit-learn's own ``test_nystroem_approximation`` and
+``test_nystroem_default_parameters`` pass against it unmodified (tests/test_nystrom_features.py) --
+and adds ``sampler=`` (any name of :func:`nystrom_bench.sampling.available`, e.g. ``kmeans`` or
+``ridge_leverage``, or a callable ``sampler(X, kernel, c, rng)``), explicit ``landmarks=`` and the
+width heuristics ``gamma="median"``/``"mean"``.  A linear model on the features is a kernel machine
+with the Nystrom kernel ``K~ = k(., Z) W^+ k(Z, .)``.
 """
 
 from __future__ import annotations
@@ -24,13 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import approx, sampling
 from ..kernels import HEURISTICS, Pairwise, resolve_width
-from ._base import (
-    _N_COMPONENTS_CONSTRAINT,
-    DEFAULT_N_COMPONENTS,
-    _n_components,
-    _set_params,
-    default_gamma,
-)
+from ._base import _N_COMPONENTS_CONSTRAINT, _n_components, _set_params
 
 __all__ = ["NystromFeatures"]
 
@@ -45,20 +42,25 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         (``"gaussian"`` too, the library's name of ``"rbf"``), ``"precomputed"`` (X is then a kernel
         matrix, and only uniform or index landmarks apply) or a callable ``k(x, y, **kernel_params)``.
     gamma : float, "median", "mean" or None, default=None
-        The kernel's gamma.  ``"median"``/``"mean"``: ``1 / median (mean) pairwise squared distance``
-        of the training X, as in :class:`~nystrom_bench.learners.KRR`.  None: the median heuristic for
-        the rbf/gaussian and laplacian kernels -- the default of every estimator here (the README's
-        "Choosing parameters" has the measurements) -- and scikit-learn's default for the others.
-        **Differs from** ``Nystroem``, whose None means ``1 / n_features``: pass that number for its
-        features.
+        The kernel's gamma.  None: scikit-learn's default, as ``Nystroem`` -- ``1 / n_features`` for the
+        rbf/gaussian, laplacian, polynomial and sigmoid kernels, 1 for chi2.  ``"median"``/``"mean"``:
+        ``1 / median (mean) pairwise squared distance`` of the training X (the default width of every
+        other estimator here, e.g. :class:`~nystrom_bench.learners.KRR`).  Use ``"median"`` when the
+        features are not standardised: ``1 / n_features`` assumes unit-variance features (squared
+        distances about ``2 n_features``), while the median heuristic follows the data's scale.
+        Measured (100 uniform landmarks, then ``RidgeClassifier()`` or ``Ridge(alpha=1e-3)``; test
+        accuracy or R^2, mean of three 70/30 splits): raw digits (pixels 0-16) 0.175 with
+        ``1 / n_features``, 0.957 with ``"median"``; raw breast_cancer 0.624 vs 0.924; friedman1 with
+        columns scaled by up to 1000: 0.003 vs 0.677; standardised, the two are close (digits 0.936 vs
+        0.946, breast_cancer 0.963 vs 0.971, friedman1 0.819 vs 0.865, diabetes 0.254 vs 0.240).
     coef0, degree : float, default=None
         The kernel's parameters (None: scikit-learn's defaults).
     kernel_params : dict, default=None
         Further parameters of a callable kernel.
-    n_components : int or float, default=200
+    n_components : int or float, default=100
         Number of landmarks m (at most n_samples; more gives a warning, as in scikit-learn), or a fraction
-        in (0, 1] of n_samples.  The same name and default 200 in every estimator here (``Nystroem``'s
-        default is 100).
+        in (0, 1] of n_samples.  100 as ``Nystroem`` (the other estimators here default to 200 landmarks:
+        pass ``n_components=200`` for the same count).
     sampler : str or callable, default="uniform"
         How the landmarks are chosen: a name of :func:`nystrom_bench.sampling.available` or a callable
         ``sampler(X, kernel, c, rng)`` returning row indices or ``(c, d)`` points.  ``"uniform"``
@@ -77,7 +79,9 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     component_indices_ : ndarray of shape (m,) or None
         Their row indices in the fitted X (None for landmarks that are not rows, e.g. k-means centres).
     gamma_ : float or None
-        The gamma used (a heuristic resolved on the training X), None for kernels without one.
+        The gamma used: the number given, a heuristic resolved on the training X, or scikit-learn's
+        default of the kernel (``1 / n_features``; 1 for chi2); None for kernels without one and for
+        callable or precomputed kernels.
     normalization_ : ndarray of shape (m, m)
         ``W^{-1/2}`` (eigenvalues below 1e-12 raised to it, as scikit-learn does).
     n_features_in_ : int
@@ -111,7 +115,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         "n_jobs": [Interval(numbers.Integral, None, None, closed="neither"), None],
     }
 
-    def __init__(self, kernel="rbf", *, gamma=None, coef0=None, degree=None, kernel_params=None, n_components=DEFAULT_N_COMPONENTS,
+    def __init__(self, kernel="rbf", *, gamma=None, coef0=None, degree=None, kernel_params=None, n_components=100,
                  sampler="uniform", landmarks=None, random_state=None, n_jobs=None):
         _set_params(self, locals())
 
@@ -120,7 +124,9 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         return "rbf" if self.kernel == "gaussian" else self.kernel
 
     def _resolve_gamma(self, X):
-        """``gamma_``: a number, a heuristic resolved on X, the median default (rbf/gaussian, laplacian) or None."""
+        """``gamma_``: a number, a heuristic resolved on X, scikit-learn's default of the kernel
+        (``1 / n_features``, chi2: 1.0, as ``sklearn.metrics.pairwise`` computes it when gamma is None) or
+        None (no gamma)."""
         if not isinstance(self.kernel, str) or self.kernel == "precomputed":
             return None
         if isinstance(self.gamma, str):  # a sparse X stays sparse (the width heuristics take it)
@@ -128,8 +134,8 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
                 return resolve_width(self.gamma, X)
             except ValueError as exc:
                 raise ValueError(f"NystromFeatures: gamma={self.gamma!r}: {exc}") from None
-        if self.gamma is None and self._metric() in ("rbf", "laplacian"):
-            return default_gamma(X)
+        if self.gamma is None and "gamma" in KERNEL_PARAMS[self._metric()]:
+            return 1.0 if self._metric() == "chi2" else 1.0 / X.shape[1]
         return self.gamma
 
     def _get_kernel_params(self):
