@@ -8,9 +8,9 @@ wall seconds ``s`` and ``cpu_time`` of every job), its Snakemake logs ``RUN_DIR/
 (each job's inputs, outputs, threads and start order: the DAG) and its ``config/config.yaml`` (the
 study kind of each run job), plus this machine's per-core rates measured now (:func:`core_rates`).
 
-Model (issue 39, item 5). A job's time on this machine, quiet, is ``q`` (:func:`quiet_seconds`: its
-CPU seconds, or its wall seconds over the contention of its neighbours when its CPU time misses
-forked children). It splits into three parts by its rule kind (:data:`SPLIT`, measured by
+Model (issue 39, item 5). A job's time on this machine, quiet, is ``q`` (:func:`quiet_seconds`: a run
+job's CPU seconds; for the other steps, whose waits for the disk are no CPU time, and for jobs whose
+CPU time misses forked children, the wall seconds over the run's contention). It splits into three parts by its rule kind (:data:`SPLIT`, measured by
 ``calibrate``): the part that scales with BLAS (GEMM GFLOP/s per core), the part that scales with
 numpy's float64 ``exp`` (the part that grows when numpy's AVX-512 loops are switched off) and the
 rest (interpreter, pandas, MLflow, I/O: scales with the machine's scalar speed). On a machine M::
@@ -73,9 +73,10 @@ def _py_work(n=200_000):
     return acc + len(d)
 
 
-def core_rates(repeat=5):
-    """Per-core rates of this machine in CPU time, one BLAS thread: ``gemm`` float64 GFLOP/s
-    (8192 x 92 times 92 x 1024, the kernel blocks' shape), ``exp`` numpy float64 exp in G values/s
+def core_rates(repeat=15):
+    """Per-core rates of this machine in CPU time, one BLAS thread, best of ``repeat`` short runs (on a
+    shared machine the best is the closest to a quiet core): ``gemm`` float64 GFLOP/s (8192 x 92 times
+    92 x 1024, the kernel blocks' shape), ``exp`` numpy float64 exp in G values/s on a 4 MiB block
     (what AVX-512 vectorises and AVX2-only machines run scalar), ``py`` M interpreter loop steps/s."""
     import numpy as np
     from threadpoolctl import threadpool_limits
@@ -83,12 +84,12 @@ def core_rates(repeat=5):
     rng = np.random.default_rng(0)
     A, B = rng.normal(size=(8192, 92)), rng.normal(size=(1024, 92))
     out = np.empty((8192, 1024))
-    E = -rng.random(2**22) * 50
+    E = -rng.random(2**19) * 50
     buf = np.empty_like(E)
     with threadpool_limits(1):
         gemm = 2.0 * 8192 * 1024 * 92 / _cpu_best(lambda: np.dot(A, B.T, out=out), repeat) / 1e9
     exp = E.size / _cpu_best(lambda: np.exp(E, out=buf), repeat) / 1e9
-    py = 0.2 / _cpu_best(_py_work, repeat)
+    py = 0.1 / _cpu_best(lambda: _py_work(100_000), repeat)
     return {"gemm": gemm, "exp": exp, "py": py}
 
 
@@ -264,19 +265,37 @@ def rule_kind(key, kinds):
 FORKING = {"run:scale"}
 
 
-def quiet_seconds(s, cpu, forks):
-    """Each job's seconds on this machine were it alone on its cores.
+def by_wall(kinds):
+    """Which jobs' quiet time is estimated from their wall time: the forking kinds, and every step but the
+    run jobs (MLflow's SQLite store, PDFs, data files: their waits for the disk are no CPU time)."""
+    return [k in FORKING or not k.startswith("run:") for k in kinds]
+
+
+def quiet_seconds(s, cpu, wall_based, start=None):
+    """Each job's seconds on this machine were it alone on its cores, and the run's contention.
 
     A one-thread job on a loaded machine gets a share of a core: its wall time ``s`` grows, its CPU
-    time ``cpu`` much less, so ``cpu`` is the estimate. Where ``forks`` (Snakemake's ``cpu_time``
-    misses forked children), the wall time over the run's contention (the median ``s / cpu`` of the
-    other jobs with at least a CPU-second, at least 1) is the estimate. Never more than ``s``."""
+    time ``cpu`` much less, so ``cpu`` is the estimate of a computing job. Where ``wall_based``
+    (:func:`by_wall`: Snakemake's ``cpu_time`` misses forked children, or the job waits for the disk),
+    the estimate is the wall time over the contention: the median ``s / cpu`` of the computing jobs
+    (at least a CPU-second) that ran at the same time (``start``: start seconds; without them, or
+    without such a job, of the whole run), at least 1; and at least the job's own CPU seconds.
+    Never more than ``s``."""
     import numpy as np
 
-    s, cpu, forks = np.asarray(s, float), np.asarray(cpu, float), np.asarray(forks, bool)
-    ok = ~forks & (cpu >= 1.0)
-    contention = max(1.0, float(np.median(s[ok] / cpu[ok]))) if ok.any() else 1.0
-    return np.minimum(np.where(forks, s / contention, cpu), s), contention
+    s, cpu, wall_based = np.asarray(s, float), np.asarray(cpu, float), np.asarray(wall_based, bool)
+    ok = ~wall_based & (cpu >= 1.0)
+    ratio = s / np.maximum(cpu, 1e-9)
+    contention = max(1.0, float(np.median(ratio[ok]))) if ok.any() else 1.0
+    c = np.full(len(s), contention)
+    if start is not None:
+        st = np.asarray(start, float)
+        for j in np.flatnonzero(wall_based & ~np.isnan(st)):
+            near = ok & (st <= st[j] + s[j]) & (st + s >= st[j])
+            if near.any():
+                c[j] = max(1.0, float(np.median(ratio[near])))
+    q = np.where(wall_based, np.maximum(cpu, s / c), cpu)
+    return np.minimum(q, s), contention
 
 
 # ------------------------------------------------------------------------------------- schedule
@@ -355,7 +374,10 @@ def project(df, here, target, cores=2, split=None):
     """Projected job seconds (column ``t``) and a dict of the schedule's figures."""
     import numpy as np
 
-    q, contention = quiet_seconds(df["s"], df["cpu"], df["kind"].isin(FORKING))
+    t0 = df["start"].dropna().min() if df["start"].notna().any() else None
+    start = [(x - t0).total_seconds() if t0 is not None and x is not None and x == x else float("nan")
+             for x in df["start"]]
+    q, contention = quiet_seconds(df["s"], df["cpu"], by_wall(df["kind"]), start)
     df = df.assign(q=q)
     df["factor"] = [job_factor(split_of(k, split), here, target) for k in df["kind"]]
     df["t"] = df["q"] * df["factor"]

@@ -51,6 +51,12 @@ def test_quiet_seconds():
     np.testing.assert_allclose(q, [5.0, 10.0, 15.0, 20.0])
     q, contention = project.quiet_seconds([1.0, 2.0], [1.2, 2.5], [False, False])  # cpu > wall: 2 threads
     assert contention == 1.0 and list(q) == [1.0, 2.0]
+    assert project.by_wall(["run:gnkr", "run:scale", "aggregate"]) == [False, True, True]
+    # with start times: the contention of the computing jobs that ran at the same time, else the run's;
+    # never less than the job's CPU time
+    q, _ = project.quiet_seconds([10.0, 30.0, 12.0, 9.0, 8.0], [5.0, 10.0, 2.0, 1.0, 6.0],
+                                 [False, False, True, True, True], start=[0.0, 100.0, 1.0, 200.0, 101.0])
+    np.testing.assert_allclose(q, [5.0, 10.0, 6.0, 9.0 / 2.5, 6.0])
 
 
 LOG = """\
@@ -101,10 +107,12 @@ def test_read_run_and_identity_projection(tmp_path):
     assert list(df["key"]) == ["obtain/a", "run/s/a", "aggregate/s"]
     rates = {"gemm": 1.0, "exp": 1.0, "py": 1.0}
     out, fig = project.project(df, rates, rates, cores=2)
-    assert fig["jobs_s"] == pytest.approx(12.0)  # the CPU seconds: none of these kinds forks
-    assert fig["schedule_s"] == pytest.approx(12.0)  # a chain
-    assert fig["critical_path_s"] == pytest.approx(12.0)
-    assert fig["busy_over_cores_s"] == pytest.approx((1 + 8 * 2 + 3) / 2)
+    # the run job's CPU seconds; the others' wall seconds over the contention 10 / 8
+    assert fig["contention"] == pytest.approx(1.25)
+    assert fig["jobs_s"] == pytest.approx(2 / 1.25 + 8 + 4 / 1.25)
+    assert fig["schedule_s"] == pytest.approx(fig["jobs_s"])  # a chain
+    assert fig["critical_path_s"] == pytest.approx(fig["jobs_s"])
+    assert fig["busy_over_cores_s"] == pytest.approx((2 / 1.25 + 8 * 2 + 4 / 1.25) / 2)
     with pytest.raises(ValueError, match="no benchmark files"):
         project.read_run(tmp_path / "empty")
 
