@@ -47,6 +47,7 @@ import math
 import time
 from pathlib import Path
 
+import click
 import numpy as np
 
 __all__ = ["advise", "Advice", "AdviseError", "lla_path", "read_data", "infer_task", "advise_command",
@@ -66,8 +67,9 @@ MIN_ROWS = 50
 MIN_CLASS_ROWS = 5
 #: selection blocks (80/20 hold-out splits)
 SELECTION_BLOCKS = 3
-#: the share of the budget the selection may take (the rest: confirmation and the full fit)
-SELECTION_SHARE = 0.55
+#: the share of the budget the selection may take at most (it stops earlier where the confirmation's
+#: MIN_FOLDS folds of the next candidates would not fit in the rest)
+SELECTION_SHARE = 0.65
 #: a doubling of m is kept only if the best model gains at least this (relative error)
 GAIN = 0.01
 #: confirmation folds: at least MIN_FOLDS for a test that can be significant, at most MAX_FOLDS
@@ -461,8 +463,9 @@ class _Study:
             return [KRR(approximation="exact", gamma=setting["gamma_factor"] * g, alpha=a).fit(Xtr, Ttr).predict(Xva)
                     for a in alphas]
         m = min(setting["m"], len(Xtr))
-        lkey = (b, setting["standardize"], setting["sampler"], m,
-                setting["gamma_factor"] if setting["sampler"] in ("rpcholesky", "ridge_leverage") else None)
+        # one landmark set per (block, columns, sampler, m): drawn with the first width asked for (the
+        # local width search reuses it; the confirmation refits the estimator, which draws its own)
+        lkey = (b, setting["standardize"], setting["sampler"], m)
         if lkey not in self._landmarks:
             self._landmarks[lkey] = sampling.choose_landmarks(
                 Xtr, kern, m, sampler=setting["sampler"],
@@ -523,23 +526,31 @@ def _stage_landmarks(st, best, reserve):
     limit = st.t0 + SELECTION_SHARE * st.budget
     m = st.default["m"]
     prev_score = st.score(_key(best))
-    level_cost, prev = None, {}
+    level_cost, prev, prev_scores, last_m = None, {}, {}, m
     while True:
         if level_cost is not None:
-            worst = GROWTH * max(prev.values())
-            if time.perf_counter() + GROWTH * level_cost + reserve(worst) > limit:
-                st.log(f"  landmarks: m = {m} would not fit the budget; stopping at m = {m // 2}")
+            nxt = [s for s in SAMPLERS if s == "uniform" or s in sorted(prev_scores, key=prev_scores.get)[:2]]
+            worst = GROWTH * max(prev[s] for s in nxt)
+            est = GROWTH * len(all_blocks) * (sum(prev[s] for s in nxt) + 2 * max(prev[s] for s in nxt))
+            if time.perf_counter() + est + reserve(worst) > st.deadline or time.perf_counter() + est > limit:
+                st.log(f"  landmarks: m = {m} would not fit the budget (about {est:.1f} s, then {reserve(worst):.1f} s "
+                       f"to confirm); stopping at m = {last_m}")
                 break
         t = time.perf_counter()
         level = []
-        for s in SAMPLERS:
+        # every sampler at the first level; then uniform and the two best of the level before
+        ranked = sorted(prev_scores, key=prev_scores.get)[:2]
+        samplers = SAMPLERS if not prev_scores else [s for s in SAMPLERS if s == "uniform" or s in ranked]
+        for s in samplers:
             setting = {"approximation": "nystrom", "sampler": s, "m": m, "gamma_factor": best["gamma_factor"],
                        "standardize": best["standardize"]}
             if s != "uniform" and s in prev and time.perf_counter() + GROWTH * prev[s] * len(all_blocks) > limit:
                 continue
             st.evaluate(setting, ALPHA_PATH, all_blocks, "landmarks")
             prev[s] = st.cost.get(_key({**setting, "alpha": None}), 0.0)
-            level += [_key({**setting, "alpha": a}) for a in ALPHA_PATH]
+            keys = [_key({**setting, "alpha": a}) for a in ALPHA_PATH]
+            prev_scores[s] = min(st.score(k) for k in keys)
+            level += keys
         top = st.candidates[st.best(level)]
         for f in (0.5, 2.0):
             if time.perf_counter() + 1.5 * st.cost.get(_key({**top, "alpha": None}), 0.0) * len(all_blocks) > limit:
@@ -560,7 +571,7 @@ def _stage_landmarks(st, best, reserve):
         prev_score = min(prev_score, score)
         if m >= min(st.n_train, MAX_COMPONENTS) or (gain < math.log1p(GAIN) and m > st.default["m"]):
             break
-        m = min(2 * m, st.n_train, MAX_COMPONENTS)
+        last_m, m = m, min(2 * m, st.n_train, MAX_COMPONENTS)
     if st.n_train <= EXACT_MAX_ROWS:
         # exact KRR: n^3 / 3 flops per alpha (a Cholesky), priced at the best Nystrom model's seconds per flop
         setting = {"approximation": "exact", "sampler": None, "m": None, "gamma_factor": best["gamma_factor"],
@@ -1152,74 +1163,61 @@ def _check_out(path, suffixes, what):
         raise AdviseError(f"{what} {str(p)!r}: the directory {str(parent)!r} does not exist; create it first")
 
 
-def _command():
-    import click
+@click.command("advise", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("data")
+@click.option("--target", help="The target column of a CSV/Parquet file (a registered data set has its own).")
+@click.option("--task", type=click.Choice(["regression", "classification"]), default=None,
+              help="Default: inferred from the target (labels or few integer values: classification).")
+@click.option("--budget", type=float, default=DEFAULT_BUDGET, show_default=True,
+              help="Seconds the mini-study may take.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the answer as JSON here.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False),
+              help="Write a one-page HTML report here (CD diagram, error vs m, time vs error).")
+@click.option("--mlflow", "use_mlflow", is_flag=True,
+              help="Log the mini-study as MLflow runs (MLFLOW_TRACKING_URI, else sqlite:///mlflow.db).")
+@click.option("--encode", is_flag=True, help="One-hot encode non-numeric feature columns instead of refusing.")
+@click.option("--impute", is_flag=True,
+              help="Fill missing feature values with the column median and drop rows without a target.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every split and landmark draw.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+def advise_command(data, target, task, budget, json_path, report_path, use_mlflow, encode, impute, seed, quiet):
+    """Recommend a kernel ridge model for DATA (a CSV/Parquet file or a registered data set name).
 
-    @click.command("advise", context_settings={"help_option_names": ["-h", "--help"]})
-    @click.argument("data")
-    @click.option("--target", help="The target column of a CSV/Parquet file (a registered data set has its own).")
-    @click.option("--task", type=click.Choice(["regression", "classification"]), default=None,
-                  help="Default: inferred from the target (labels or few integer values: classification).")
-    @click.option("--budget", type=float, default=DEFAULT_BUDGET, show_default=True,
-                  help="Seconds the mini-study may take.")
-    @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the answer as JSON here.")
-    @click.option("--report", "report_path", type=click.Path(dir_okay=False),
-                  help="Write a one-page HTML report here (CD diagram, error vs m, time vs error).")
-    @click.option("--mlflow", "use_mlflow", is_flag=True,
-                  help="Log the mini-study as MLflow runs (MLFLOW_TRACKING_URI, else sqlite:///mlflow.db).")
-    @click.option("--encode", is_flag=True, help="One-hot encode non-numeric feature columns instead of refusing.")
-    @click.option("--impute", is_flag=True,
-                  help="Fill missing feature values with the column median and drop rows without a target.")
-    @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every split and landmark draw.")
-    @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
-    def advise_command(data, target, task, budget, json_path, report_path, use_mlflow, encode, impute, seed, quiet):
-        """Recommend a kernel ridge model for DATA (a CSV/Parquet file or a registered data set name).
+    A paired mini-study within --budget seconds: widths, regularisation, standardisation, landmark
+    samplers and counts (and exact KRR on small data) on hold-out blocks, then the selected model
+    against the default KRR() on K-fold blocks it never saw.  It is recommended only where it is
+    significantly better (Wilcoxon on the folds' log-ratios, p < 0.05); otherwise the answer is
+    "keep the default".  Bad input: one line on stderr, exit code 2, no file written.
+    """
+    import sys
 
-        A paired mini-study within --budget seconds: widths, regularisation, standardisation, landmark
-        samplers and counts (and exact KRR on small data) on hold-out blocks, then the selected model
-        against the default KRR() on K-fold blocks it never saw.  It is recommended only where it is
-        significantly better (Wilcoxon on the folds' log-ratios, p < 0.05); otherwise the answer is
-        "keep the default".  Bad input: one line on stderr, exit code 2, no file written.
-        """
-        import sys
+    def fail(msg):
+        click.echo(f"nystrom-bench advise: error: {msg}", err=True)
+        sys.exit(2)
 
-        def fail(msg):
-            click.echo(f"nystrom-bench advise: error: {msg}", err=True)
-            sys.exit(2)
-
-        try:
-            if not (math.isfinite(budget) and budget > 0):
-                raise AdviseError(f"--budget must be a positive number of seconds, got {budget:g}")
-            if json_path:
-                _check_out(json_path, (".json",), "--json")
-            if report_path:
-                _check_out(report_path, (".html", ".htm"), "--report")
-            X, y, info = read_data(data, target, encode=encode, impute=impute)
-            task = task or info["task"]
-            advice = advise(X, y, task=task, budget=budget, seed=seed, verbose=not quiet)
-        except (AdviseError, ValueError) as exc:
-            fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        advice.notes[:0] = info["notes"]
-        click.echo(advice.summary())
+    try:
+        if not (math.isfinite(budget) and budget > 0):
+            raise AdviseError(f"--budget must be a positive number of seconds, got {budget:g}")
         if json_path:
-            import json
-
-            from .atomic import open_atomic
-
-            with open_atomic(json_path, "w", encoding="utf-8") as fh:
-                json.dump({"data": str(data), "target": info["target"], **advice.to_dict()}, fh, indent=2)
+            _check_out(json_path, (".json",), "--json")
         if report_path:
-            write_report(advice, report_path, title=f"nystrom-bench advise: {Path(str(data)).name}")
-        if use_mlflow:
-            pid = log_mlflow(advice, str(data))
-            click.echo(f"  MLflow: run {pid} (experiment 'advise')")
+            _check_out(report_path, (".html", ".htm"), "--report")
+        X, y, info = read_data(data, target, encode=encode, impute=impute)
+        task = task or info["task"]
+        advice = advise(X, y, task=task, budget=budget, seed=seed, verbose=not quiet)
+    except (AdviseError, ValueError) as exc:
+        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    advice.notes[:0] = info["notes"]
+    click.echo(advice.summary())
+    if json_path:
+        import json
 
-    return advise_command
+        from .atomic import open_atomic
 
-
-def __getattr__(name):
-    if name == "advise_command":  # built on first use: click is imported only then
-        cmd = _command()
-        globals()["advise_command"] = cmd
-        return cmd
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        with open_atomic(json_path, "w", encoding="utf-8") as fh:
+            json.dump({"data": str(data), "target": info["target"], **advice.to_dict()}, fh, indent=2)
+    if report_path:
+        write_report(advice, report_path, title=f"nystrom-bench advise: {Path(str(data)).name}")
+    if use_mlflow:
+        pid = log_mlflow(advice, str(data))
+        click.echo(f"  MLflow: run {pid} (experiment 'advise')")
