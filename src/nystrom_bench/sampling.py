@@ -5,22 +5,24 @@ the ``c`` chosen rows of X (int array), or -- for samplers whose landmarks are
 not data points -- a ``(c, d)`` float array of points (``kmeans``) or an
 ``n x c`` :class:`Sketch` (``gaussian_sketch``).
 
-=====================  ==============================================================
-``uniform``            c distinct rows, uniformly
-``column_norm``        ``p_i ~ ||K[:, i]||^2`` (Drineas & Mahoney 2005)
-``leverage``           exact rank-k leverage scores of K (Gittens & Mahoney 2013; forms K)
-``ridge_leverage``     recursive ridge leverage score sampling (Musco & Musco 2017)
-``rpcholesky``         randomly pivoted Cholesky, ``p ~`` residual diagonal (Chen et al. 2024; ``accelerated=``)
-``greedy_cholesky``    greedy pivoted Cholesky, arg max of the residual diagonal (Harbrecht et al. 2012)
-``kmeans``             k-means centres (Zhang & Kwok 2008)
-``adaptive_deshpande`` adaptive, ``p_i ~ ||(K - K~)[:, i]||^2`` (Deshpande et al. 2006)
-``adaptive_kumar``     adaptive, ``p_i ~ ||(C - C~)[i, :]||^2`` (Kumar et al. 2012)
-``adaptive_ms``        adaptive, label-weighted residual (Ding et al. (AAAI 2019), Algorithm 2; needs y)
-``uniform_adaptive2``  c/3 uniform, then 2 rounds ``p_j ~ ||(K - P_C K)[:, j]||^2`` (Wang & Zhang 2013)
-``gaussian_sketch``    ``S ~ N(0, 1/c)^{n x c}``, ``C = K S`` (SPSD sketch)
-``bless``              bottom-up ridge leverage score sampling (Rudi et al. 2018; ``rejection=``: BLESS-R)
-``kdpp``               exact k-DPP, ``P(S) ~ det(K_S)`` (Kulesza & Taskar 2011; forms K)
-=====================  ==============================================================  Call them through
+======================  ==============================================================
+``uniform``             c distinct rows, uniformly
+``column_norm``         ``p_i ~ ||K[:, i]||^2`` (Drineas & Mahoney 2005)
+``leverage``            exact rank-k leverage scores of K (Gittens & Mahoney 2013; forms K)
+``ridge_leverage``      recursive ridge leverage score sampling (Musco & Musco 2017)
+``rpcholesky``          randomly pivoted Cholesky, ``p ~`` residual diagonal (Chen et al. 2024; ``accelerated=``)
+``greedy_cholesky``     greedy pivoted Cholesky, arg max of the residual diagonal (Harbrecht et al. 2012)
+``kmeans``              k-means centres (Zhang & Kwok 2008)
+``adaptive_deshpande``  adaptive, ``p_i ~ ||(K - K~)[:, i]||^2`` (Deshpande et al. 2006)
+``adaptive_kumar``      adaptive, ``p_i ~ ||(C - C~)[i, :]||^2`` (Kumar et al. 2012)
+``adaptive_ms``         adaptive, label-weighted residual (Ding et al. (AAAI 2019), Algorithm 2; needs y)
+``uniform_adaptive2``   c/3 uniform, then 2 rounds ``p_j ~ ||(K - P_C K)[:, j]||^2`` (Wang & Zhang 2013)
+``gaussian_sketch``     ``S ~ N(0, 1/c)^{n x c}``, ``C = K S`` (SPSD sketch)
+``bless``               bottom-up ridge leverage score sampling (Rudi et al. 2018; ``rejection=``: BLESS-R)
+``kdpp``                exact k-DPP, ``P(S) ~ det(K_S)`` (Kulesza & Taskar 2011; forms K)
+======================  ==============================================================
+
+Call them through
 :func:`sample`, which resolves the seed and checks the arguments:
 
 >>> import numpy as np

@@ -8,7 +8,7 @@ non-uniform landmarks beat uniform ones:
 :func:`trace_error`
     ``(tr K - ||F||_F^2) / tr K``: the relative trace-norm error, exact and cheap on all the data.
 :func:`subsample_errors`
-    The relative Frobenius and spectral errors on a subsample of rows (an exact |S| x |S| block).
+    The relative Frobenius and spectral errors on a subsample of rows (an exact ``|S| x |S|`` block).
 :func:`subsample`
     A sorted uniform subset of row indices.
 :func:`properties`
@@ -199,7 +199,7 @@ def _extreme_abs_eig(A):
 def subsample_errors(X, kernel, F, idx):
     """Relative Frobenius and spectral errors of ``F F^T`` against K on the rows ``idx``.
 
-    With S = idx, ``R = K_SS - F_S F_S^T`` (forms only the |S| x |S| exact block):
+    With S = idx, ``R = K_SS - F_S F_S^T`` (forms only the ``|S| x |S|`` exact block):
     ``frobenius = ||R||_F / ||K_SS||_F`` and ``spectral = ||R||_2 / ||K_SS||_2``, the spectral norms
     being the largest eigenvalue magnitudes of the symmetric matrices (see ``_extreme_abs_eig``).
     On all rows (idx = arange(n)) these are the relative errors of Gittens & Mahoney (JMLR 2016),
@@ -288,7 +288,7 @@ def properties(X, kernel, lam, max_points=1000, seed=0):
     """Data-set properties that may predict a gain of non-uniform landmarks over uniform ones.
 
     Computed exactly from the eigendecomposition ``K_SS = U diag(s) U^T`` of the kernel matrix of a
-    uniform subsample S of at most ``max_points`` rows (:func:`subsample` with ``seed``), n_s = |S|,
+    uniform subsample S of at most ``max_points`` rows (:func:`subsample` with ``seed``), ``n_s = |S|``,
     eigenvalues clipped at 0:
 
     ``d_eff_ratio``
