@@ -22,7 +22,7 @@ LAYERS = [
     {"learners", "spectrum"},
     {"selection"},
     {"methods"},
-    {"stats", "tracking"},
+    {"stats", "tracking", "tracking_layout"},
     {"report"},
     {"claims"},
     {"findings"},

@@ -1,0 +1,388 @@
+"""How result rows become MLflow configuration runs and come back: pure functions, no MLflow import.
+
+:mod:`nystrom_bench.tracking` writes what :func:`plan` returns and reads runs back with :func:`records`.
+
+Layout of a configuration run (``nystrom_bench.level = config``), one per (study, data set, method,
+kernel, seed), named ``boston · adapt_ms · gaussian · seed 0`` (:func:`run_name`), identity tag
+``run_key`` (``study/dataset/method/kernel/seed<seed>``, :func:`run_key`):
+
+- **params**: the identity plus the method's resolved configuration, flat, with the library's names
+  (nested settings dotted: ``split.test_fraction``); values JSON (strings as they are);
+- the **curve coord** (tag ``nystrom_bench.curve``) is one numeric coord of the study; each metric over
+  it is a metric history, step = the index of the coord's value in the job's sorted grid, and the
+  coord's values are a history of their own under its name (e.g. ``log2_gamma``), so the chart view can
+  draw ``relative_gap`` against step or, with "X axis: metric", against ``log2_gamma``;
+- the study's **other coords** go into the metric key as ``name:value/`` prefixes, e.g.
+  ``criterion:c_ree/relative_gap`` (the chart view groups keys into sections by that prefix);
+- **headline metrics**: a metric without coords is a single value (``test_mse``, ``fit_time``); over a
+  curve of two or more points, ``mean/<key>`` is the mean over the curve (the runs table shows it; a
+  history's own column shows its last point, the largest coord);
+- params that change along the curve (e.g. ``gamma`` with ``log2_gamma``, GNKR's selected
+  ``best_lambda`` per m) are histories ``<prefix>param.<name>`` when numeric; other such params (lists
+  per point) are only in the job's result table (tag ``nystrom_bench.dropped_params``);
+- results outside their method's assumptions (a non-empty ``assumption`` column) log their metrics
+  under ``<key>_outside_assumptions``, a chart of its own, so that MCM's gaps of 1e4 off its grid do not
+  flatten every other curve; the run is tagged ``assumption`` (the reason, or how many of its results
+  and why) and ``nystrom_bench.assumptions`` keeps each point's reason for the way back;
+- non-finite metrics: NaN is not logged (the table's empty cell); +-inf is not logged either and is
+  kept in the tag ``nystrom_bench.nonfinite`` so that :func:`records` restores it.
+
+The curve coord is the first coord of :data:`CURVE_COORDS` that every result of the run has
+(numeric), else the numeric coord with most values; a run without one logs single values.  Per
+study kind (default config): ``krr``/``krc`` no coords (single values); ``gnkr`` over m (the selected
+sigma/lambda per m as ``param.best_sigma`` ... histories); ``consistency`` over ``log2_gamma``, one
+history per criterion (``criterion:c_ree/relative_gap``; with ``train_sizes`` over ``l``, each width a
+prefix); ``selection`` no curve (``criterion:c_ree/test_mse``); ``integration`` over the landmark
+``ratio``, one curve per integration step; ``gen_nystrom`` over the number of labels; ``scale`` over
+``n``, one curve per landmark count (``m:1500/fit_time``); ``samplers`` over m.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import numbers
+import re
+
+from .results import ASSUMPTION, ID_COLS, assumption_label, format_coord
+
+__all__ = ["CURVE_COORDS", "LAYOUT", "LEVEL_TAG", "OUTSIDE_SUFFIX", "ASSUMPTION_TAG", "run_key", "run_name",
+           "plan", "describe", "batches", "rows_from_frame", "records"]
+
+LEVEL_TAG = "nystrom_bench.level"
+#: coords that make a curve, in order of preference (see the module docstring)
+CURVE_COORDS = ("n", "l", "n_labels", "m", "ratio", "log2_gamma", "gamma", "lam", "lambda", "sigma")
+#: the layout written here; a job logged in another layout is logged again
+LAYOUT = "2"
+CURVE_TAG, COORDS_TAG, STEPS_TAG = "nystrom_bench.curve", "nystrom_bench.coords", "nystrom_bench.steps"
+VARYING_TAG, DROPPED_TAG, NONFINITE_TAG = ("nystrom_bench.varying_params", "nystrom_bench.dropped_params",
+                                           "nystrom_bench.nonfinite")
+LAYOUT_TAG = "nystrom_bench.layout"
+PARAM_LEAF, MEAN = "param.", "mean/"
+#: the metric-key suffix of results outside their method's assumptions; the run's tags
+OUTSIDE_SUFFIX = "_outside_assumptions"
+ASSUMPTION_TAG, ASSUMPTIONS_TAG = ASSUMPTION, "nystrom_bench.assumptions"
+MAX_PARAM = 6000
+MAX_NOTE = 8000  # MLflow's longest run tag value (a run's description is one)
+MAX_PARAMS, MAX_ENTITIES = 100, 1000  # MLflow's log_batch limits
+_SAFE = re.compile(r"^[\w.\- ]+$")
+_NAME = re.compile(r"^[A-Za-z_][\w\-]*$")
+log = logging.getLogger("nystrom_bench.tracking")
+
+
+def _coord_suffix(coords):
+    return "".join(f"/{name}={format_coord(v)}" for name, v in (coords or {}).items())
+
+
+def run_key(study, dataset, method, kernel, seed, coords=None):
+    """The deterministic identity of a configuration run: ``study/dataset/method/kernel/seed<seed>``.
+
+    With ``coords``, ``/name=value`` follows for each (values through :func:`format_coord`): the
+    identity of one result row.
+    """
+    return f"{study}/{dataset}/{method}/{kernel}/seed{seed}" + _coord_suffix(coords)
+
+
+def run_name(dataset, method, kernel, seed):
+    """The name a configuration run shows in the UI: ``boston · adapt_ms · gaussian · seed 0``."""
+    return f"{dataset} · {method} · {kernel} · seed {seed}"
+
+
+def _is_number(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _missing(v):
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _flatten(params, prefix=""):
+    """Nested settings as dotted names (``split.test_fraction``); a dict whose keys are no plain names
+    (e.g. ``{"0.5": rmse}``) stays one value."""
+    out = {}
+    for k, v in params.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict) and v and all(isinstance(key, str) and _NAME.match(key) for key in v):
+            out.update(_flatten(v, name + "."))
+        else:
+            out[name] = v
+    return out
+
+
+def _unflatten(params):
+    out = {}
+    for k, v in params.items():
+        node, *path = k.split(".")
+        target = out
+        for part in [node, *path][:-1]:
+            target = target.setdefault(part, {})
+            if not isinstance(target, dict):  # a dotted name that was no nesting
+                target = None
+                break
+        if target is None:
+            out[k] = v
+        else:
+            target[[node, *path][-1]] = v
+    return out
+
+
+def _param_text(v):
+    """A param value as MLflow stores it: strings as they are (JSON-quoted if they would read back as
+    something else), everything else as JSON."""
+    if isinstance(v, str):
+        try:
+            json.loads(v)
+        except ValueError:
+            return v[:MAX_PARAM]
+        return json.dumps(v)[:MAX_PARAM]
+    return json.dumps(v, default=str)[:MAX_PARAM]
+
+
+def _param_value(text):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _coord_value(text):
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _key_part(name, value):
+    text = format_coord(value)
+    if not _SAFE.match(str(name)) or not _SAFE.match(text):
+        raise ValueError(f"coord {name}={text!r} cannot be part of an MLflow metric key (letters, digits, "
+                         "'_', '-', '.', ' ' only)")
+    return f"{name}:{text}"
+
+
+def _choose_curve(rows, coords):
+    """The run's curve coord: see the module docstring."""
+    present = [c for c in coords
+               if all(_is_number((r.get("coords") or {}).get(c)) and not _missing(r["coords"][c]) for r in rows)]
+    for c in CURVE_COORDS:
+        if c in present:
+            return c
+    if not present:
+        return None
+    return max(present, key=lambda c: (len({float(r["coords"][c]) for r in rows}), -coords.index(c)))
+
+
+def _assumption_tag(reasons, n_rows):
+    """The run's ``assumption`` tag: its one reason where every result has it, else how many results are
+    outside their assumptions and why (the reasons' labels)."""
+    distinct = list(dict.fromkeys(reasons))
+    if len(distinct) == 1 and len(reasons) == n_rows:
+        return distinct[0][:MAX_PARAM]
+    labels = dict.fromkeys(lab for r in distinct for lab in assumption_label(r).split("; "))
+    return f"{len(reasons)} of {n_rows} results: {'; '.join(labels)}"[:MAX_PARAM]
+
+
+def plan(study, results, coords):
+    """Group result rows into configuration runs.
+
+    Returns ``[{"key", "name", "dataset", "params", "metrics", "tags", "curve"}]`` in the order the
+    identities first appear: ``params`` and ``tags`` as ``{name: text}``, ``metrics`` as
+    ``[(key, value, step)]`` (finite values only).  A ValueError names a coord that shadows the
+    identity or a metric, or cannot be part of a metric key.
+    """
+    groups = {}
+    for res in results:
+        rc = res.get("coords") or {}
+        clash = set(rc) & set(ID_COLS)
+        if clash:
+            raise ValueError(f"coords may not be named {sorted(clash)}: {res}")
+        groups.setdefault((res["dataset"], res["method"], res["kernel"], res["seed"]), []).append(res)
+    coords = list(coords or [])
+    for res in results:
+        coords += [c for c in (res.get("coords") or {}) if c not in coords]
+    clash = {k for res in results for k in res.get("metrics", {})} & set(coords)
+    if clash:
+        raise ValueError(f"coords {sorted(clash)} are also metric names; rename one")
+    # the job's grid of each coord: a step is a value's index in it (the same for every run of the job)
+    grids = {}
+    for c in coords:
+        vals = {float(v) for res in results for v in [(res.get("coords") or {}).get(c)] if _is_number(v)
+                and not _missing(v)}
+        grids[c] = {v: i for i, v in enumerate(sorted(vals))}
+    return [_plan_run(study, ident, rows, coords, grids) for ident, rows in groups.items()]
+
+
+def _plan_run(study, ident, rows, coords, grids):
+    dataset, method, kernel, seed = ident
+    curve = _choose_curve(rows, coords)
+    flat = [_flatten(r.get("params", {})) for r in rows]
+    common, varying = {}, {}
+    for name in dict.fromkeys(k for f in flat for k in f):
+        texts = {_param_text(f[name]) if name in f else None for f in flat}
+        if len(texts) == 1 and None not in texts:
+            common[name] = texts.pop()
+        else:
+            varying[name] = [f.get(name) for f in flat]
+    numeric = {n: ("int" if all(isinstance(v, numbers.Integral) for v in vs if v is not None) else "float")
+               for n, vs in varying.items()
+               if all(v is None or _is_number(v) for v in vs) and any(v is not None for v in vs)}
+    dropped = sorted(set(varying) - set(numeric))
+    params = {"study": study, "dataset": dataset, "method": method, "kernel": kernel, "seed": str(seed)}
+    for name, text in common.items():
+        params[PARAM_LEAF + name if name in params else name] = text
+
+    metrics, nonfinite, seen, curve_points, outside = [], {}, set(), {}, {}
+    for res, f in zip(rows, flat, strict=True):
+        rc = res.get("coords") or {}
+        step = grids[curve][float(rc[curve])] if curve else 0
+        if curve:
+            curve_points[step] = float(rc[curve])
+        prefix = "".join(_key_part(c, rc[c]) + "/" for c in coords
+                         if c != curve and c in rc and not _missing(rc[c]))
+        if (prefix, step) in seen:
+            log.warning("%s: two results at %s step %d (the same identity and coords); both logged",
+                        run_key(study, *ident), prefix or "(no prefix)", step)
+        seen.add((prefix, step))
+        reason = str(res.get(ASSUMPTION) or "").strip()
+        suffix = OUTSIDE_SUFFIX if reason else ""
+        if reason:
+            outside[f"{prefix}@{step}"] = reason
+        values = {k + suffix: v for k, v in res.get("metrics", {}).items()}
+        values.update({PARAM_LEAF + n: f[n] for n in numeric if f.get(n) is not None})
+        for k, v in values.items():
+            if v is None:
+                continue
+            v = float(v)
+            if math.isfinite(v):
+                metrics.append((prefix + k, v, step))
+            elif not math.isnan(v):
+                nonfinite[f"{prefix}{k}@{step}"] = repr(v)
+    if curve:
+        metrics += [(curve, v, s) for s, v in sorted(curve_points.items())]
+    if len(curve_points) >= 2:
+        by_key = {}
+        for k, v, _ in metrics:
+            if k != curve and not k.rsplit("/", 1)[-1].startswith(PARAM_LEAF):
+                by_key.setdefault(k, []).append(v)
+        metrics += [(MEAN + k, sum(vs) / len(vs), 0) for k, vs in by_key.items()]
+    tags = {LEVEL_TAG: "config", "run_key": run_key(study, *ident), COORDS_TAG: json.dumps(coords),
+            CURVE_TAG: curve or "", STEPS_TAG: str(len(curve_points)), LAYOUT_TAG: LAYOUT}
+    if numeric:
+        tags[VARYING_TAG] = json.dumps(numeric)
+    if dropped:
+        tags[DROPPED_TAG] = json.dumps(dropped)
+    if nonfinite:
+        tags[NONFINITE_TAG] = json.dumps(nonfinite)
+    if outside:
+        text = json.dumps(outside)
+        if len(text) > MAX_NOTE:  # MLflow's longest tag value: the reasons' labels, without their numbers
+            text = json.dumps({k: assumption_label(v) for k, v in outside.items()})
+        tags[ASSUMPTIONS_TAG] = text
+        tags[ASSUMPTION_TAG] = _assumption_tag(list(outside.values()), len(rows))
+    return {"key": tags["run_key"], "name": run_name(*ident), "dataset": dataset, "params": params,
+            "metrics": metrics, "tags": tags, "curve": curve}
+
+
+def describe(plans_or_curves, metrics=None):
+    """How to read a study's runs (appended to the experiment description): the grain, the curve and
+    the key prefixes, and ``metrics`` (``{name: (label, lower_is_better)}``) explained."""
+    curves = sorted({p["curve"] for p in plans_or_curves if p.get("curve")})
+    keyed = sorted({k.split(":", 1)[0] for p in plans_or_curves for k, _, _ in p["metrics"] if ":" in k
+                    and not k.startswith(MEAN)})
+    lines = ["How to read the runs: one run per data set x method x kernel x seed, named "
+             "'data set · method · kernel · seed', grouped under the run of the job that made them "
+             "(its artifact: every result row)."]
+    if curves:
+        lines.append(f"Curves over {', '.join(curves)} are metric histories: open a run's Model metrics, or "
+                     f"the Chart view (X axis: Step, or the metric {' / '.join(curves)} itself); step i is the "
+                     "i-th smallest value. mean/<metric> is the mean over the curve.")
+    if keyed:
+        lines.append(f"Metric keys start with the other coords ({', '.join(keyed)}), e.g. 'criterion:c_ree/...'; "
+                     "the Chart view groups them into sections by that prefix.")
+    if any(ASSUMPTION_TAG in p.get("tags", {}) for p in plans_or_curves):
+        lines.append(f"Results outside their method's assumptions (tag '{ASSUMPTION_TAG}' says why) log their metrics "
+                     f"as '<metric>{OUTSIDE_SUFFIX}', a chart of their own: they do not flatten the other curves.")
+    if metrics:
+        lines.append("Metrics: " + "; ".join(f"{k} = {label} ({'lower' if low else 'higher'} is better)"
+                                             for k, (label, low) in metrics.items()) + ".")
+    return "\n\n".join(lines)
+
+
+def batches(params, metrics):
+    """``[(params, metrics)]`` within MLflow's log_batch limits (100 params, 1,000 entries a call): one
+    call for a run of at most that size."""
+    params, metrics = list(params), list(metrics)
+    out = []
+    while params or metrics or not out:
+        p, params = params[:MAX_PARAMS], params[MAX_PARAMS:]
+        m, metrics = metrics[: MAX_ENTITIES - len(p)], metrics[MAX_ENTITIES - len(p):]
+        out.append((p, m))
+    return out
+
+
+def rows_from_frame(df, coords=()):
+    """Result rows (dicts, as :func:`nystrom_bench.tracking.log_job` takes them) from a tidy result table."""
+    rows = []
+    metric_cols = [c for c in df.columns if c not in (*ID_COLS, *coords, ASSUMPTION, "params")]
+    for rec in df.to_dict("records"):
+        rc = {c: rec[c] for c in coords if c in rec and not _missing(rec[c])}
+        rc = {c: (int(v) if _is_number(v) and float(v).is_integer() and not isinstance(v, int) else v)
+              for c, v in rc.items()}
+        seed = rec["seed"]
+        rows.append({"dataset": rec["dataset"], "method": rec["method"], "kernel": rec["kernel"],
+                     "seed": int(seed) if _is_number(seed) else seed, "coords": rc,
+                     "params": json.loads(rec["params"]) if isinstance(rec.get("params"), str) else {},
+                     "metrics": {m: rec[m] for m in metric_cols if not _missing(rec[m])}})
+        flag = rec.get(ASSUMPTION)
+        if not _missing(flag) and str(flag).strip():
+            rows[-1][ASSUMPTION] = str(flag).strip()
+    return rows
+
+
+def records(study, params, tags, history):
+    """The result rows of one configuration run, as records of the tidy table (the inverse of
+    :func:`plan`): ``params``/``tags`` the run's, ``history`` ``{metric key: [(value, step)]}`` (the
+    ``mean/`` keys left out).  Also returns the run's coords (tag ``nystrom_bench.coords``)."""
+    history = {k: list(v) for k, v in history.items()}
+    for where, text in json.loads(tags.get(NONFINITE_TAG, "{}")).items():
+        key, _, step = where.rpartition("@")
+        history.setdefault(key, []).append((float(text), int(step)))
+    curve = tags.get(CURVE_TAG) or None
+    curve_at = {s: v for v, s in history.pop(curve, [])} if curve else {}
+    varying = json.loads(tags.get(VARYING_TAG, "{}"))
+    outside = json.loads(tags.get(ASSUMPTIONS_TAG, "{}"))
+    base = {"study": study, "dataset": params["dataset"], "method": params["method"], "kernel": params["kernel"],
+            "seed": _coord_value(params["seed"])}
+    common = {}
+    for k, v in params.items():
+        if k in base:
+            continue
+        leaf = k[len(PARAM_LEAF):] if k.startswith(PARAM_LEAF) else None
+        common[leaf if leaf in base else k] = _param_value(v)
+    rows = {}
+    for key, points in history.items():
+        *prefix, leaf = key.split("/")
+        for value, step in points:
+            row = rows.setdefault((tuple(prefix), step), {"metrics": {}, "params": {}})
+            if leaf.startswith(PARAM_LEAF):
+                name = leaf[len(PARAM_LEAF):]
+                row["params"][name] = int(value) if varying.get(name) == "int" else value
+            else:
+                row["metrics"][leaf.removesuffix(OUTSIDE_SUFFIX)] = value
+    out = []
+    for (prefix, step), row in rows.items():
+        rec = dict(base)
+        if curve:
+            v = curve_at[step]
+            rec[curve] = int(v) if float(v).is_integer() else v
+        for part in prefix:
+            name, _, text = part.partition(":")
+            rec[name] = _coord_value(text)
+        rec.update(row["metrics"])
+        rec[ASSUMPTION] = outside.get("".join(p + "/" for p in prefix) + f"@{step}", "")
+        rec["params"] = json.dumps(_unflatten({**common, **row["params"]}), sort_keys=True, default=str)
+        out.append(rec)
+    return out, json.loads(tags.get(COORDS_TAG, "[]"))
