@@ -12,6 +12,7 @@
 ``nystrom-bench advise``
     Your data in, a recommendation out (:mod:`nystrom_bench.advise`, where installed).
 ``nystrom-bench --version``
+    The installed version.
 
 Subcommands are imported on first use (:class:`~nystrom_bench._cli.LazyGroup`): ``nystrom-bench --help``
 imports click and this module only.  One more subcommand is one entry of :data:`COMMANDS`.  Bad input is
