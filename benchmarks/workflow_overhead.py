@@ -37,8 +37,8 @@ def main(results="results"):
         if m:
             compute += float(m.group(1))
             tracking += float(m.group(2))
-    # MLflow is logged once per study by the aggregate step
-    for log in results.glob("logs/aggregate/*.log"):
+    # MLflow is logged once per study by its track_runs step
+    for log in results.glob("logs/track_runs/*.log"):
         tracking += sum(float(t) for t in re.findall(r"tracking_seconds=([\d.]+)", log.read_text()))
     total = jobs["wall_s"].sum()
     by_rule = jobs.groupby("rule")["wall_s"].agg(["count", "sum"]).sort_values("sum", ascending=False)

@@ -233,7 +233,7 @@ def test_results_and_mlflow_hold_one_run_per_configuration(workdir):
     assert {"tags.git_commit", "tags.config_hash", "params.alpha", "metrics.test_mse"} <= set(runs.columns)
     assert "diabetes · nystrom_lla · gaussian · seed 2" in set(runs["tags.mlflow.runName"])
     assert set(runs["tags.config_hash"]) == set(jobs["tags.config_hash"]) and len(set(jobs["tags.config_hash"])) == 2
-    log = (workdir / "results/logs/aggregate/krr.log").read_text()
+    log = (workdir / "results/logs/track_runs/krr.log").read_text()
     assert "/runs?workflowType=machine_learning" in log and "tracking_seconds=" in log
     krc = pd.read_csv(workdir / "results/krc/results.csv")
     assert len(krc) == 2 * 2 * 2 and krc["test_accuracy"].between(0.5, 1).all()
@@ -402,12 +402,12 @@ def test_deletion_reruns_only_dependents(copy_of):
     res = snakemake(workdir, "-n", "--configfile", "tiny.yaml")
     jobs = _jobs_listed(res.stdout + res.stderr)
     assert jobs.get("run") == 1 and "obtain" not in jobs and "split" not in jobs
-    assert {"aggregate", "stats", "figures", "report", "summary"} <= set(jobs)
-    assert jobs["aggregate"] == 1  # only the krr study depends on the deleted file
+    assert {"analysis", "track_runs", "claims", "summary"} <= set(jobs)
+    assert jobs["analysis"] == 1 and jobs["track_runs"] == 1  # only the krr study depends on the deleted file
     before = tracking.active_runs("krr", f"sqlite:///{workdir}/mlflow.db")
-    # up to the study's table, whose aggregate job logs the runs checked here (the report jobs that the dry
-    # run lists would re-run every study's report, 8 x longer: nothing below reads them)
-    snakemake(workdir, "results/krr/runs/diabetes.csv", "results/krr/results.csv", "--cores", "2",
+    # up to the study's MLflow runs, which its track_runs job logs (the jobs after it that the dry run lists
+    # would re-run every study's report run: nothing below reads them)
+    snakemake(workdir, "results/krr/runs/diabetes.csv", "results/krr/runs_logged.json", "--cores", "2",
               "--configfile", "tiny.yaml")
     runs = tracking.active_runs("krr", f"sqlite:///{workdir}/mlflow.db")
     assert len(runs) == 18  # the re-run replaced its runs instead of duplicating them
@@ -493,14 +493,15 @@ def test_adding_a_dataset_runs_one_job_and_a_title_only_the_report(copy_of):
     res = snakemake(copy_of, "-n", "--configfile", _write(copy_of, "more.yaml", more))
     jobs = _jobs_listed(res.stdout + res.stderr)
     assert jobs["run"] == 1 and jobs["obtain"] == 1 and jobs["split"] == 1, jobs
-    assert "results/krr/runs/concrete.csv" in res.stdout and jobs["aggregate"] == 1
+    assert "results/krr/runs/concrete.csv" in res.stdout and jobs["analysis"] == 1 and jobs["track_runs"] == 1
     titled = copy.deepcopy(TINY)
     titled["studies"]["krr"]["title"] = "A new title"
     titled["studies"]["krc"]["runtime"] = 99
     res = snakemake(copy_of, "-n", "--configfile", _write(copy_of, "titled.yaml", titled))
     jobs = _jobs_listed(res.stdout + res.stderr)
-    assert jobs["report"] == 1 and jobs["summary"] == 1, jobs
-    assert not {"run", "aggregate", "stats", "figures", "obtain", "split"} & set(jobs), jobs
+    # the title is in the study's report: its analysis job (one process for table, tests, figures and report)
+    assert jobs["analysis"] == 1 and jobs["summary"] == 1, jobs
+    assert not {"run", "track_runs", "obtain", "split"} & set(jobs), jobs
 
 
 def _reversed_keys(obj):
@@ -529,9 +530,10 @@ def test_reordering_the_keys_of_every_block_schedules_no_job(copy_of):
 def test_removing_a_dataset_deletes_its_mlflow_runs(copy_of):
     fewer = copy.deepcopy(TINY)
     fewer["studies"]["krr"]["datasets"] = ["diabetes"]
-    # up to the study's table: its aggregate job prunes the runs of the removed job (the reports would re-run
-    # every study's report and log them again; one report run per study: test_each_study_has_one_report_run...)
-    snakemake(copy_of, "results/krr/results.csv", "--cores", "2", "--configfile", _write(copy_of, "fewer.yaml", fewer))
+    # up to the study's MLflow runs: its track_runs job prunes the runs of the removed job (the reports would
+    # re-run every study's report and log them again; one report run per study: test_each_study_has_one_report_run...)
+    snakemake(copy_of, "results/krr/runs_logged.json", "--cores", "2", "--configfile",
+              _write(copy_of, "fewer.yaml", fewer))
     runs = tracking.active_runs("krr", f"sqlite:///{copy_of}/mlflow.db", level=None)
     assert set(runs["params.dataset"].dropna()) == {"diabetes"} and len(runs) == 9 + 1 + 1  # + the report run
     assert list(runs["tags.nystrom_bench.level"]).count("report") == 1

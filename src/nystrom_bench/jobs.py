@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["plan", "job_config", "job_resources", "job_log", "obtain_dataset", "save_splits", "load_splits",
-           "run_study_job", "aggregate_study", "analysis_info", "claims_ledger"]
+           "run_study_job", "aggregate_study", "track_study_runs", "analyze_study", "study_claims", "claim_key",
+           "gather_claims", "analysis_info", "claims_ledger"]
 
 #: a job's resources when neither its methods nor its block set them
 DEFAULT_RESOURCES = {"threads": 1, "mem_mb": 2000, "runtime": 60}
@@ -217,49 +218,211 @@ def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri
     return df
 
 
-def aggregate_study(study, inputs, output, coords, job_keys, tracking_uri, log=None, block=None,
-                    data_dir="resources/data"):
-    """Workflow stage: gather a study's result files; log them to MLflow and drop the runs of jobs no
+def track_study_runs(study, inputs, job_keys, tracking_uri, block, log=None, data_dir="resources/data"):
+    """Workflow stage ``track_runs``: log a study's result files to MLflow and drop the runs of jobs no
     longer in the study.
 
-    With the study's config ``block``, every job of it (``job_keys[i]`` made ``inputs[i]``) is logged
-    with :func:`nystrom_bench.tracking.log_job` -- a job whose result file is logged already is
-    skipped -- with its data sets (``<data_dir>/<name>.npz``) as dataset inputs, and the link to the
-    study's runs table is printed.  The log records ``tracking_seconds`` (all MLflow work).
+    Every job of the study's config ``block`` (``job_keys[i]`` made ``inputs[i]``) is logged with
+    :func:`nystrom_bench.tracking.log_job` -- a job whose result file is logged already is skipped --
+    with its data sets (``<data_dir>/<name>.npz``) as dataset inputs, and the link to the study's runs
+    table is printed.  Its own job beside the analysis (:func:`analyze_study`): MLflow's import and
+    store are most of the cost, and nothing the analysis writes reads them.  The log records
+    ``tracking_seconds`` (all MLflow work).  Returns ``{job key: [run ids logged]}`` (empty for a job
+    logged already).
     """
     from . import data, provenance, results, studies, tracking
 
-    df = results.aggregate(inputs, output, coords)
     t0 = time.perf_counter()
     pruned = tracking.prune(study, set(job_keys), tracking_uri=tracking_uri)
-    logged = 0
-    if block is not None:
-        kind = studies.get(block.get("kind", study))
-        jobs = plan(block)
-        title = block.get("title") or kind.title
-        description = f"{title}\n\n{kind.description}".strip()
-        infos = {}
-        for job_key, path in zip(job_keys, inputs, strict=True):
-            job_cfg = job_config(kind, block, jobs[job_key.split("/", 1)[1]])
-            for ds in job_cfg["datasets"]:
-                npz = Path(data_dir) / f"{ds}.npz"
-                if ds not in infos and npz.exists():
-                    infos[ds] = _dataset_info(ds, data.load_npz(npz))
-            rows = tracking.rows_from_frame(results.read_results(path), coords)
-            ids = tracking.log_job(study, job_key, rows, result_file=path, tracking_uri=tracking_uri,
-                                   tags=_tracking_tags(provenance.config_hash(job_cfg)),
-                                   job_params=_job_params(job_cfg), description=description,
-                                   datasets={d: infos[d] for d in job_cfg["datasets"] if d in infos},
-                                   coords=coords, metrics_info=kind.metrics)
-            logged += len(ids)
-        link = tracking.ui_link(study, tracking_uri)
-        print(f"MLflow runs of {study}: {link}", flush=True)
-        if log:
-            log.info("MLflow runs table: %s", link)
+    kind = studies.get(block.get("kind", study))
+    coords = list(kind.coords)
+    jobs = plan(block)
+    title = block.get("title") or kind.title
+    description = f"{title}\n\n{kind.description}".strip()
+    infos, logged = {}, {}
+    for job_key, path in zip(job_keys, inputs, strict=True):
+        job_cfg = job_config(kind, block, jobs[job_key.split("/", 1)[1]])
+        for ds in job_cfg["datasets"]:
+            npz = Path(data_dir) / f"{ds}.npz"
+            if ds not in infos and npz.exists():
+                infos[ds] = _dataset_info(ds, data.load_npz(npz))
+        rows = tracking.rows_from_frame(results.read_results(path), coords)
+        logged[job_key] = list(tracking.log_job(
+            study, job_key, rows, result_file=path, tracking_uri=tracking_uri,
+            tags=_tracking_tags(provenance.config_hash(job_cfg)), job_params=_job_params(job_cfg),
+            description=description, datasets={d: infos[d] for d in job_cfg["datasets"] if d in infos},
+            coords=coords, metrics_info=kind.metrics) or [])
+    link = tracking.ui_link(study, tracking_uri)
+    print(f"MLflow runs of {study}: {link}", flush=True)
     if log:
-        log.info("aggregated %d results; %d MLflow configuration runs; deleted %d stale MLflow runs; "
-                 "tracking_seconds=%.3f", len(df), logged, pruned, time.perf_counter() - t0)
+        log.info("MLflow runs table: %s", link)
+        log.info("%d MLflow configuration runs; deleted %d stale MLflow runs; tracking_seconds=%.3f",
+                 sum(map(len, logged.values())), pruned, time.perf_counter() - t0)
+    return logged
+
+
+def aggregate_study(study, inputs, output, coords, job_keys, tracking_uri, log=None, block=None,
+                    data_dir="resources/data"):
+    """Gather a study's result files into ``output``; with its config ``block``, also log them to MLflow
+    (:func:`track_study_runs`).  The workflow runs the two as separate jobs (``analysis`` and
+    ``track_runs``); this is both in one call, for a notebook.  Returns the table.
+    """
+    from . import results
+
+    df = results.aggregate(inputs, output, coords)
+    if log:
+        log.info("aggregated %d results", len(df))
+    if block is not None:
+        track_study_runs(study, inputs, job_keys, tracking_uri, block, log=log, data_dir=data_dir)
     return df
+
+
+def _claim_blocks(claim):
+    return list(claim["study"]) if isinstance(claim["study"], list | tuple) else [claim["study"]]
+
+
+def study_claims(claims, study, blocks):
+    """The claims whose verdict the block ``study`` gives in a configuration of the blocks ``blocks``.
+
+    A claim names one study block or a list of them, and the first of those in the configuration gives
+    its verdict (:func:`nystrom_bench.claims.ledger`): every verdict is computed from ONE block's
+    results, so each block's claims are evaluated in its own analysis job.  A claim none of whose
+    blocks is configured belongs to no block (``not run`` in the ledger).
+    """
+    blocks = set(blocks)
+    return [c for c in claims if next((b for b in _claim_blocks(c) if b in blocks), None) == study]
+
+
+def claim_key(claim):
+    """``"<paper file>/<claim id>"``: a claim's name across the paper files (ids are unique within one)."""
+    return f"{claim.get('paper_key', '')}/{claim['id']}"
+
+
+def analyze_study(study, inputs, out, info, coords, logs, claim_keys=(), section=None, analysis=None):
+    """Workflow stage ``analysis``: a study's analysis in one process, each step into its own log.
+
+    1. aggregate: the result files ``inputs`` into ``out["results"]``
+       (:func:`nystrom_bench.results.aggregate`);
+    2. stats: paired and Friedman tests, win/tie/loss and critical differences into ``out["paired"]``,
+       ``out["friedman"]``, ``out["wtl"]``, ``out["cd"]`` (:func:`nystrom_bench.stats.run_study_stats`);
+    3. figures: the directory ``out["figures"]`` (:func:`nystrom_bench.report.study_figures`);
+    4. claims: the study's own claims (those of :data:`nystrom_bench.papers` whose :func:`claim_key`
+       is in ``claim_keys``, :func:`study_claims`) with their verdicts into ``out["claims"]``
+       (:func:`nystrom_bench.claims.ledger` on this study's table: the same rows the full ledger holds);
+    5. report: the answer records ``out["answers"]`` (:func:`nystrom_bench.findings.study_answers`) and
+       the PDF ``out["pdf"]`` (:func:`nystrom_bench.report.study_pdf`).
+
+    ``info`` is the study's report info (the workflow's ``study_report_params``: the analysis info of
+    :func:`analysis_info` plus title, description, config) and ``analysis`` the analysis info alone (the
+    workflow's ``analysis_params``; default ``info``), which steps 2-4 get; ``logs`` maps the steps ``aggregate``,
+    ``stats``, ``figures``, ``claims``, ``report`` to log files (:func:`job_log`; each ends with its
+    ``job_seconds``); ``section`` the kind's report section (default
+    ``nystrom_bench.sections.get(info["kind"])``).  One Python start-up instead of five: the steps read
+    the files the previous ones wrote, as separate jobs did.  Plotting is imported by steps 3 and 5
+    only, MLflow never (:func:`track_study_runs` is its own job).
+    """
+    from . import results
+
+    analysis = info if analysis is None else analysis
+    with job_log(logs["aggregate"]) as log:
+        df = results.aggregate(inputs, out["results"], coords)
+        log.info("aggregated %d results", len(df))
+    with job_log(logs["stats"]) as log:
+        from . import sections
+        from .stats import run_study_stats
+
+        section = section or sections.get(info["kind"])
+        paired = run_study_stats(out["results"], analysis, out["paired"], out["friedman"],
+                                 tested_rows=section.tested_rows, out_wtl=out["wtl"], out_cd=out["cd"])
+        log.info("paired tests:\n%s", paired.to_string())
+    with job_log(logs["figures"]) as log:
+        from . import report
+
+        paths = report.study_figures(out["results"], analysis, out["figures"],
+                                     figure_coords=analysis.get("figure_coords"),
+                                     paper_curve=section.paper_curve, extra_figures=section.figures,
+                                     cd_csv=out["cd"])
+        log.info("figures: %s", paths)
+    with job_log(logs["claims"]) as log:
+        from . import claims, papers
+        from .atomic import write_csv
+
+        keys = set(claim_keys)
+        own = [c for c in papers.all_claims() if claim_key(c) in keys]
+        if len(own) != len(keys):
+            missing = sorted(keys - {claim_key(c) for c in own})
+            raise ValueError(f"claims {missing} are in no paper file (src/nystrom_bench/papers/*.yaml); the "
+                             "workflow lists them from those files: run it again")
+        ledger = claims.ledger(own, {study: results.read_results(out["results"])}, {study: analysis})
+        write_csv(ledger, out["claims"])
+        log.info("%d claims: %s", len(ledger), claims.verdict_counts(ledger))
+    with job_log(logs["report"]) as log:
+        import tempfile
+
+        from . import findings
+
+        records = findings.study_answers(section.tested_rows(results.read_results(out["results"])), info,
+                                         coord_roles=section.coord_roles)
+        findings.write_answers(records, out["answers"])
+        log.info("answers: %d records", len(records))
+        with tempfile.TemporaryDirectory() as tmp:
+            key = findings.answer_figure(records, Path(tmp) / "answer_cd.png")
+            report.study_pdf(out["results"], out["paired"], out["friedman"], out["figures"], info, out["pdf"],
+                             report_tables=section.tables, claims_csv=out["claims"], wtl_csv=out["wtl"],
+                             cd_csv=out["cd"], answers=findings.answer_lines(records), key_figure=key)
+    return df
+
+
+def gather_claims(study_csvs, out_csv, claims=None):
+    """Workflow stage ``claims``: the ledger over every paper's claims from the blocks' own claims files.
+
+    ``study_csvs``: ``{study block: its claims.csv}`` (written by :func:`analyze_study`), for every block
+    of the configuration.  Each claim's row is taken as its block wrote it (the text, unchanged); a claim
+    none of whose blocks is configured gets its ``not run`` (or ``not testable``) row here.  Rows in the
+    paper files' order, as :func:`nystrom_bench.claims.write_ledger` writes them.  Returns the ledger
+    (strings, as in the file).
+    """
+    import io
+
+    import pandas as pd
+
+    from . import papers
+    from .atomic import write_csv
+    from .claims import COLUMNS, ledger
+
+    claims = papers.all_claims() if claims is None else claims
+
+    def text_frame(src):
+        return pd.read_csv(src, dtype=str, keep_default_na=False)
+
+    blocks = list(study_csvs)
+    own = {s: text_frame(p) for s, p in study_csvs.items()}
+    absent = [c for c in claims if not any(b in own for b in _claim_blocks(c))]
+    rest = ledger(absent, {}, {})
+    buf = io.StringIO()
+    rest.to_csv(buf, index=False)
+    buf.seek(0)
+    rest = text_frame(buf) if absent else pd.DataFrame(columns=COLUMNS)
+    taken = {s: 0 for s in own}
+    taken[None] = 0
+    frames = {**own, None: rest}
+    rows = []
+    for c in claims:
+        study = next((b for b in _claim_blocks(c) if b in blocks), None)
+        frame, i = frames[study], taken[study]
+        if i >= len(frame) or frame.iloc[i]["claim_id"] != c["id"]:
+            raise ValueError(f"{study_csvs.get(study, 'the ledger')} does not hold claim {c['id']!r} in the paper "
+                             "files' order: it is older than src/nystrom_bench/papers/*.yaml; run its analysis again")
+        rows.append(frame.iloc[i])
+        taken[study] = i + 1
+    for study, frame in frames.items():
+        if taken[study] != len(frame):
+            raise ValueError(f"{study_csvs.get(study, 'the claims of no configured block')} holds "
+                             f"{len(frame) - taken[study]} claims that its block does not give in this "
+                             "configuration: run its analysis again")
+    out = pd.DataFrame(rows, columns=COLUMNS).reset_index(drop=True)
+    write_csv(out, out_csv)
+    return out
 
 
 def analysis_info(kind, block):

@@ -1,45 +1,56 @@
-# Stage 4: gather a study's result files into one tidy table (the source of truth, never MLflow),
-# then log the study's MLflow runs from them: one MLflow start-up per study, jobs whose result file
-# is already logged skipped, runs of jobs no longer in the study (a removed data set) deleted.
-rule aggregate:
-    input:
-        run_files,
-    output:
-        "results/{study}/results.csv",
-    params:
-        coords=lambda wildcards: list(KINDS[wildcards.study].coords),
-        job_keys=job_keys,
-    log:
-        "results/logs/aggregate/{study}.log",
-    benchmark:
-        "results/benchmarks/aggregate/{study}.tsv"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../../environment.yml"
-    script:
-        "../scripts/aggregate.py"
+from nystrom_bench.jobs import claim_key, study_claims
+
+# study -> the keys ("<paper file>/<claim id>") of the claims its results decide (the first of a claim's
+# blocks in this configuration: nystrom_bench.jobs.study_claims); the paper files are an input of every
+# analysis job (tables and claims), so editing one re-runs each study's analysis
+STUDY_CLAIMS = {s: [claim_key(c) for c in study_claims(_papers.all_claims(), s, STUDIES)] for s in STUDIES}
 
 
-# Stage 5: paired tests (Wilcoxon signed-rank, paired t, Holm) and Friedman tests, over all
-# results and per coord value; every pair of methods (win/tie/loss, Hodges-Lehmann effects) and,
-# with four data sets or more, Demsar's critical-difference analysis (Friedman + Nemenyi).
-rule stats:
+def study_claim_keys(wildcards):
+    return canonical(KeyList(STUDY_CLAIMS[wildcards.study]))
+
+
+# Stages 4-7, one job (one Python start-up) per study: gather the study's result files into one tidy
+# table (the source of truth, never MLflow); paired tests (Wilcoxon signed-rank, paired t, Holm) and
+# Friedman tests, over all results and per coord value, every pair of methods (win/tie/loss,
+# Hodges-Lehmann effects) and, with four data sets or more, Demsar's critical-difference analysis; the
+# figures; the study's own claims with their verdicts (every claim's verdict comes from one block's
+# results: nystrom_bench.jobs.study_claims); its answer records (results/{study}/answers.json: each
+# question it answers, ranked once by nystrom_bench.findings.study_answers) and its PDF report
+# (question, claims, answer, tables, tests, figures, provenance). Each step logs to its own file.
+rule analysis:
     input:
-        "results/{study}/results.csv",
+        runs=run_files,
+        papers=PAPER_FILES,
     output:
+        results="results/{study}/results.csv",
         paired="results/{study}/stats.csv",
         friedman="results/{study}/friedman.csv",
         wtl="results/{study}/wtl.csv",
         cd="results/{study}/cd.csv",
+        figures=report(
+            directory("results/{study}/figures"),
+            patterns=["{name}.png"],
+            caption="../report/figure.rst",
+            category="{study}",
+            labels={"study": "{study}", "figure": "{name}"},
+        ),
+        claims="results/{study}/claims.csv",
+        pdf="reports/{study}.pdf",
+        answers="results/{study}/answers.json",
     params:
-        info=analysis_params,
+        coords=lambda wildcards: list(KINDS[wildcards.study].coords),
+        analysis=analysis_params,
+        info=study_report_params,
+        claims=study_claim_keys,
     log:
-        "results/logs/stats/{study}.log",
+        aggregate="results/logs/aggregate/{study}.log",
+        stats="results/logs/stats/{study}.log",
+        figures="results/logs/figures/{study}.log",
+        claims="results/logs/claims/{study}.log",
+        report="results/logs/report/{study}.log",
     benchmark:
-        "results/benchmarks/stats/{study}.tsv"
+        "results/benchmarks/analysis/{study}.tsv"
     threads: 1
     resources:
         mem_mb=1000,
@@ -47,4 +58,28 @@ rule stats:
     conda:
         "../../environment.yml"
     script:
-        "../scripts/stats.py"
+        "../scripts/analysis.py"
+
+
+# Stage 4b, beside the analysis: log the study's MLflow runs from its result files (one MLflow
+# start-up per study; jobs whose result file is already logged skipped, runs of jobs no longer in
+# the study -- a removed data set -- deleted). Nothing the analysis writes reads MLflow.
+rule track_runs:
+    input:
+        run_files,
+    output:
+        "results/{study}/runs_logged.json",
+    params:
+        job_keys=job_keys,
+    log:
+        "results/logs/track_runs/{study}.log",
+    benchmark:
+        "results/benchmarks/track_runs/{study}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/track_runs.py"

@@ -1,61 +1,4 @@
-# Stage 6: the figures of each study (one job per study: plotting imports are slow).
-rule figures:
-    input:
-        results="results/{study}/results.csv",
-        cd="results/{study}/cd.csv",
-    output:
-        report(
-            directory("results/{study}/figures"),
-            patterns=["{name}.png"],
-            caption="../report/figure.rst",
-            category="{study}",
-            labels={"study": "{study}", "figure": "{name}"},
-        ),
-    params:
-        info=analysis_params,
-    log:
-        "results/logs/figures/{study}.log",
-    benchmark:
-        "results/benchmarks/figures/{study}.tsv"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../../environment.yml"
-    script:
-        "../scripts/figures.py"
-
-
-# Stage 7: the study's answer records (results/{study}/answers.json: each question it answers, ranked once
-# by nystrom_bench.findings.study_answers) and its PDF report (question, claims, answer, tables, tests,
-# figures, provenance); every other reader renders these records.
-rule report:
-    input:
-        results="results/{study}/results.csv",
-        paired="results/{study}/stats.csv",
-        friedman="results/{study}/friedman.csv",
-        wtl="results/{study}/wtl.csv",
-        cd="results/{study}/cd.csv",
-        claims="results/{study}/claims.csv",
-        figures="results/{study}/figures",
-    output:
-        pdf="reports/{study}.pdf",
-        answers="results/{study}/answers.json",
-    params:
-        info=study_report_params,
-    log:
-        "results/logs/report/{study}.log",
-    benchmark:
-        "results/benchmarks/report/{study}.tsv"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../../environment.yml"
-    script:
-        "../scripts/report.py"
+# Stages 6 and 7 (the figures and each study's report) are steps of the rule 'analysis' (analysis.smk).
 
 
 # Stage 8: the summary -- pages 1-2 the answers (the studies' answer records) and the practitioner's guide,
@@ -109,6 +52,7 @@ rule track_reports:
         figures=expand("results/{study}/figures", study=STUDIES),
         claims=expand("results/{study}/claims.csv", study=STUDIES),
         answers=expand("results/{study}/answers.json", study=STUDIES),
+        runs=expand("results/{study}/runs_logged.json", study=STUDIES),
         summary="reports/summary.pdf",
         findings="reports/FINDINGS.md",
         ledger="results/claims.csv",
