@@ -85,8 +85,9 @@ MAX_COMPONENTS = 4096
 STUDY_MAX_ROWS = 20000
 #: significance level of the confirmation test
 LEVEL = 0.05
-#: fits of fewer flops than this run with single-threaded BLAS: a multi-threaded eigh of a 200 x 200
-#: matrix took 0.47 s on a loaded 2-core machine where one thread took 5 ms (measured, load 12)
+#: fits of fewer flops than this (and every fit on a machine loaded beyond its cores) run with
+#: single-threaded BLAS: a multi-threaded eigh of a 200 x 200 matrix took 0.47 s on a loaded 2-core
+#: machine where one thread took 5 ms (measured, load 12)
 SMALL_WORK = 2e9
 
 _DEFAULT_M = 200
@@ -158,7 +159,7 @@ def read_data(source, target=None, *, encode=False, impute=False):
             return X, y, {"source": str(source), "target": "(the data set's own)", "columns": X.shape[1],
                           "task": task, "notes": notes}
         raise AdviseError(f"DATA {str(source)!r} is neither a file nor a registered data set name; give a CSV or "
-                          "Parquet file, or a name of `nystrom-bench-data list`")
+                          "Parquet file, or a name of `nystrom-bench data list`")
     suffix = path.suffix.lower()
     try:
         if suffix in (".csv", ".txt"):
@@ -341,7 +342,19 @@ def _threads(flops):
 
     from threadpoolctl import threadpool_limits
 
-    return threadpool_limits(1) if flops < SMALL_WORK else contextlib.nullcontext()
+    return threadpool_limits(1) if flops < SMALL_WORK or _loaded() else contextlib.nullcontext()
+
+
+def _loaded():
+    """Whether the machine is busier than its cores (1-minute load average >= CPU count): then threads
+    only wait for each other (measured: a 5,000 x 10 study under load 15 on 2 cores took 77 s for the
+    m = 800 level with 2-thread BLAS, its m = 400 level 6.4 s single-threaded)."""
+    import os
+
+    try:
+        return os.getloadavg()[0] >= (os.cpu_count() or 1)
+    except (OSError, AttributeError):
+        return False
 
 
 def _metric(task, y_true, pred_or_scores, classes=None):
@@ -429,19 +442,24 @@ class _Study:
             self._prep[key] = (Xtr, Xva, self.T[tr], self.y[va], default_gamma(Xtr))
         return self._prep[key]
 
-    def evaluate(self, setting, alphas, blocks, stage):
-        """Every alpha of ``setting`` (a candidate without alpha) on ``blocks``; returns seconds spent."""
+    def evaluate(self, setting, alphas, blocks, stage, until=None, guess=0.0):
+        """Every alpha of ``setting`` (a candidate without alpha) on ``blocks``; returns seconds spent.
+
+        ``until``: a block is not started where it would end after this clock time (its cost: the
+        setting's median so far, else ``guess``); a candidate missing a block scores inf."""
         spent = 0.0
+        skey = _key({**setting, "alpha": None})
         for b in blocks:
             if all(b in self.scores.get(_key({**setting, "alpha": a}), {}) for a in alphas):
                 continue
+            if until is not None and time.perf_counter() + self.cost.get(skey, guess) > until:
+                break
             t = time.perf_counter()
             Xtr, Xva, Ttr, yva, g = self.prep(b, setting["standardize"])
             with _threads(_work(setting, len(Xtr), Xtr.shape[1])):
                 preds = self._predictions(setting, alphas, b, Xtr, Xva, Ttr, g)
             dt = time.perf_counter() - t
             spent += dt
-            skey = _key({**setting, "alpha": None})
             self._costs.setdefault(skey, []).append(dt)
             self.cost[skey] = float(np.median(self._costs[skey]))
             for a, p in zip(alphas, preds, strict=True):
@@ -495,7 +513,7 @@ def _stage_width(st):
     for c in settings:
         if st.elapsed() > 0.25 * st.budget and c is not settings[0]:
             break
-        st.evaluate(c, ALPHA_PATH, [0], "width")
+        st.evaluate(c, ALPHA_PATH, [0], "width", until=None if c is settings[0] else st.t0 + 0.25 * st.budget)
 
     def setting_score(c, blocks):
         return min(st.score(_key({**c, "alpha": a}), blocks) for a in ALPHA_PATH)
@@ -508,7 +526,7 @@ def _stage_width(st):
         for b in range(1, len(st.blocks)):
             if st.elapsed() > 0.35 * st.budget and c is not settings[0]:
                 break
-            st.evaluate(c, ALPHA_PATH, [b], "width")
+            st.evaluate(c, ALPHA_PATH, [b], "width", until=None if c is settings[0] else st.t0 + 0.35 * st.budget)
     return st.candidates[st.best()]
 
 
@@ -546,7 +564,7 @@ def _stage_landmarks(st, best, reserve):
                        "standardize": best["standardize"]}
             if s != "uniform" and s in prev and time.perf_counter() + GROWTH * prev[s] * len(all_blocks) > limit:
                 continue
-            st.evaluate(setting, ALPHA_PATH, all_blocks, "landmarks")
+            st.evaluate(setting, ALPHA_PATH, all_blocks, "landmarks", until=limit, guess=GROWTH * prev.get(s, 0.0))
             prev[s] = st.cost.get(_key({**setting, "alpha": None}), 0.0)
             keys = [_key({**setting, "alpha": a}) for a in ALPHA_PATH]
             prev_scores[s] = min(st.score(k) for k in keys)
@@ -558,7 +576,8 @@ def _stage_landmarks(st, best, reserve):
             setting = {k: v for k, v in top.items() if k != "alpha"}
             setting["gamma_factor"] = top["gamma_factor"] * f
             alphas = _local_alphas(top["alpha"])
-            st.evaluate(setting, alphas, all_blocks, "landmarks")
+            st.evaluate(setting, alphas, all_blocks, "landmarks", until=limit,
+                        guess=st.cost.get(_key({**top, "alpha": None}), 0.0))
             level += [_key({**setting, "alpha": a}) for a in alphas]
         level_cost = time.perf_counter() - t
         top_key = st.best(level)
@@ -581,7 +600,7 @@ def _stage_landmarks(st, best, reserve):
         per_flop = st.cost.get(_key({**best, "alpha": None}), 1.0) / max(1.0, n * best["m"] * (best["m"] + d))
         fit = 3.0 * per_flop * (n ** 3 / 3 + n * n * d)
         if time.perf_counter() + fit * len(alphas) * len(all_blocks) + reserve(fit) <= limit:
-            st.evaluate(setting, alphas, all_blocks, "exact")
+            st.evaluate(setting, alphas, all_blocks, "exact", until=limit, guess=fit * len(alphas))
             top = st.best([_key({**setting, "alpha": a}) for a in alphas])
             st.log(f"  exact: {_describe(st.candidates[top])}, mean log error {st.score(top):.4g}")
             if st.score(top) < st.score(_key(best)):
@@ -897,6 +916,16 @@ def advise(X, y, task=None, budget=DEFAULT_BUDGET, seed=0, verbose=False, log=No
     best = _stage_width(st)
     log(f"  width: {_describe(best)}")
     best = _stage_landmarks(st, best, reserve)
+    # the best model whose MIN_FOLDS confirmation folds fit in the time left (a better one that cannot be
+    # confirmed in the budget could never be recommended)
+    for k in sorted((k for k in st.scores if np.isfinite(st.score(k))), key=st.score):
+        c = st.candidates[k]
+        if k == _key(st.default) or reserve(st.cost.get(_key({**c, "alpha": None}), default_cost())) <= st.left():
+            if k != _key(best):
+                log(f"  {_describe(best)} could not be confirmed in the time left; the best that can: {_describe(c)}")
+                notes.append(f"{_describe(best)} scored best but could not be confirmed within the budget")
+            best = c
+            break
     selected = None if _key(best) == _key(st.default) else best
     log(f"  selected: {_describe(best)} after {st.elapsed():.1f} s ({len(st.scores)} candidates)")
 
@@ -906,10 +935,11 @@ def advise(X, y, task=None, budget=DEFAULT_BUDGET, seed=0, verbose=False, log=No
     methods = (("default", None), ("selected", selected)) if selected is not None else (("default", None),)
     rows, peaks, fold_seconds = [], {}, []
     for f, (tr, va) in enumerate(folds):
-        if f >= MIN_FOLDS:
+        if f >= 1:  # a fold that would end past the budget is not started; from MIN_FOLDS on, the time
+            # the fit on every row needs (at most a quarter of the budget) is kept too
             per = float(np.mean(fold_seconds))
             full_est = 1.5 * per * n_all / len(tr)
-            if st.left() < 1.2 * per + min(full_est, 0.25 * st.budget):
+            if st.left() < 1.2 * per + (min(full_est, 0.25 * st.budget) if f >= MIN_FOLDS else 0.0):
                 log(f"  confirmation: stopping after {f} folds (budget)")
                 break
         t = time.perf_counter()
@@ -968,6 +998,11 @@ def advise(X, y, task=None, budget=DEFAULT_BUDGET, seed=0, verbose=False, log=No
             finally:
                 tracemalloc.stop()
         how = mem_how = "measured"
+        fitted = model.steps[-1][1] if hasattr(model, "steps") else model
+        fitted = getattr(fitted, "regressor_", fitted)
+        if getattr(fitted, "solver_", None) and fitted.approximation == "nystrom":
+            notes.append(f"solver='auto' ran the {fitted.solver_} solve at n = {n_all} (KRR's rule by n c^2 and "
+                         "memory)")
     else:
         peak, ntr, dt = peaks[col]
         fit_s, mem = dt * n_all / ntr, float(peak) * n_all / ntr
