@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/project.py RUN_DIR [--target slowest] [--cores 2]   (make project)
     .venv/bin/python benchmarks/project.py calibrate [--only gnkr,scale]            (the split per kind)
+    .venv/bin/python benchmarks/project.py validate RUN_DIR    (a run of 67f70e1 against issue 39, README)
 
 Input: a finished run's ``RUN_DIR/results/benchmarks/**/*.tsv`` (Snakemake's ``benchmark:`` files:
 wall seconds ``s`` and ``cpu_time`` of every job), its Snakemake logs ``RUN_DIR/.snakemake/log/*.log``
@@ -106,15 +107,38 @@ class Machine:
     basis: str
 
 
-#: The machine kinds projected onto. ``slowest``: the 2-core AMD EPYC with AVX2 + FMA, no AVX-512
-#: (issues 29, 39). Its GEMM: issue 29 measured the bare 10^5 x 10^3 x 90 float64 GEMM at 0.61 s
-#: with its 2 BLAS threads (29.5 GFLOP/s, 14.8 a core); its numpy float64 exp is scalar at 0.15 G/s
-#: (issue 29); its interpreter speed ``py`` is not measured there: it is set so that this
-#: machine's analysis steps (rest only: aggregate, stats, figures, report, obtain, split) of the
-#: run of 67f70e1 project onto issue 39's measured sums for them (521 s), see ``calibrate-py``.
+#: This machine's rates (2-core Intel Xeon with AVX-512, the one this project's sessions run on), median
+#: of the best-of-15 measurements of 2026-11-26 while the calibration ran (the machine shared: the rates
+#: of single measurements varied by +-20%): the reference the ``py`` of the other kinds is set against.
+REFERENCE = {"gemm": 36.0, "exp": 0.95, "py": 5.5}
+
+#: Issue 39's analysis steps on the slowest kind at 67f70e1 (aggregate 192 s, figures 132, report 85,
+#: stats 61, obtain 35, split 16), all rest, against the same steps of 67f70e1's default run on this
+#: machine (``/work/base``, quiet estimate 309.5 s by :func:`quiet_seconds`): the slowest kind's
+#: interpreter, pandas, MLflow and disk are 521 / 309.5 = 1.68x slower than this machine's.
+SLOWEST_REST = 521.0 / 309.5
+
+#: The machine kinds projected onto, per core (see :class:`Machine`). ``slowest``: the 2-core AMD EPYC
+#: with AVX2 + FMA, no AVX-512 (issues 29, 39). Its GEMM: issue 29 measured the bare 10^5 x 10^3 x 90
+#: float64 GEMM at 0.61 s on its 2 BLAS threads (29.5 GFLOP/s, 14.8 a core; issue 39's "about half the
+#: AVX-512 EPYC's" would be 27); its numpy float64 exp is scalar at 0.15 G/s (issue 29); its ``py``
+#: from :data:`SLOWEST_REST`. ``epyc512``: the 2-core AMD EPYC with AVX-512 of the README's Performance
+#: section (2026-11-24): GEMM 110 GFLOP/s on 2 threads; numpy's float64 exp there not measured: its
+#: float32 exp (3.1 G/s) over this machine's float32 / float64 ratio (1.7); ``py`` assumed the slowest
+#: kind's (not measured). ``epyc512_avx2``: the same machine with AVX2 emulated (run.py ``AVX2_ENV``):
+#: GEMM assumed unchanged (Zen 4 runs AVX-512 as two 256-bit halves, so OpenBLAS's Haswell kernels keep
+#: about its rate: not measured), numpy's exp scalar at issue 29's 0.15 G/s (the README: "this EPYC's
+#: being the slow one of issue 29").
 TARGETS = {
-    "slowest": Machine("2-core AMD EPYC, AVX2 + FMA only (issues 29, 39)", gemm=14.8, exp=0.15, py=float("nan"),
-                       basis="GEMM 0.61 s and scalar exp 0.15 G/s (issue 29); py from issue 39's analysis steps"),
+    "slowest": Machine("2-core AMD EPYC, AVX2 + FMA only (issues 29, 39)", gemm=14.8, exp=0.15,
+                       py=REFERENCE["py"] / SLOWEST_REST,
+                       basis="GEMM 0.61 s and scalar exp 0.15 G/s (issue 29); py: issue 39's analysis steps"),
+    "epyc512": Machine("2-core AMD EPYC with AVX-512 (README Performance)", gemm=55.0, exp=3.1 / 1.7,
+                       py=REFERENCE["py"] / SLOWEST_REST,
+                       basis="GEMM 110 GFLOP/s on 2 threads, exp from its float32 exp (README); py assumed the slowest's"),
+    "epyc512_avx2": Machine("the same EPYC with AVX2 emulated (AVX2_ENV)", gemm=55.0, exp=0.15,
+                            py=REFERENCE["py"] / SLOWEST_REST,
+                            basis="GEMM assumed unchanged on Haswell kernels, scalar exp 0.15 G/s; py assumed the slowest's"),
 }
 
 
@@ -271,6 +295,19 @@ def by_wall(kinds):
     return [k in FORKING or not k.startswith("run:") for k in kinds]
 
 
+def sampled_cpu(s, cpu):
+    """CPU seconds of whole jobs from Snakemake's ``cpu_time``, which is the process tree's CPU time at
+    its last sample: Snakemake's benchmark thread samples at 0, 0.5, ..., 15 s, then every 30 s
+    (``snakemake.benchmark``: BENCHMARK_INTERVAL_SHORT, BENCHMARK_INTERVAL), and not when the job ends,
+    so a 164 s job's ``cpu_time`` covers its first 135 s. Scaled by ``s / last sample time`` (the
+    job's CPU share taken as constant)."""
+    import numpy as np
+
+    s, cpu = np.asarray(s, float), np.asarray(cpu, float)
+    last = np.where(s < 15.0, np.floor(s / 0.5) * 0.5, 15.0 + 30.0 * np.floor((s - 15.0) / 30.0))
+    return np.where(last > 0, cpu * s / np.maximum(last, 0.5), cpu)
+
+
 def quiet_seconds(s, cpu, wall_based, start=None):
     """Each job's seconds on this machine were it alone on its cores, and the run's contention.
 
@@ -377,7 +414,7 @@ def project(df, here, target, cores=2, split=None):
     t0 = df["start"].dropna().min() if df["start"].notna().any() else None
     start = [(x - t0).total_seconds() if t0 is not None and x is not None and x == x else float("nan")
              for x in df["start"]]
-    q, contention = quiet_seconds(df["s"], df["cpu"], by_wall(df["kind"]), start)
+    q, contention = quiet_seconds(df["s"], sampled_cpu(df["s"], df["cpu"]), by_wall(df["kind"]), start)
     df = df.assign(q=q)
     df["factor"] = [job_factor(split_of(k, split), here, target) for k in df["kind"]]
     df["t"] = df["q"] * df["factor"]
@@ -386,7 +423,7 @@ def project(df, here, target, cores=2, split=None):
     threads = [int(t) for t in df["threads"]]
     wall, _ = list_schedule(df["t"].tolist(), deps, threads, cores)
     busy = float((df["t"] * np.minimum(df["threads"], cores)).sum())
-    smk = SNAKEMAKE_CPU_PER_JOB * len(df) * TARGETS["slowest"].py / target["py"] if target["py"] == target["py"] else 0
+    smk = SNAKEMAKE_CPU_PER_JOB * len(df) * TARGETS["slowest"].py / target["py"]
     return df, {"contention": contention, "schedule_s": wall, "snakemake_cpu_s": smk, "wall_s": wall + smk / cores,
                 "critical_path_s": critical_path(df["t"].tolist(), deps),
                 "busy_over_cores_s": busy / cores, "jobs_s": float(df["t"].sum())}
@@ -484,27 +521,75 @@ def _best_rates(results):
 
 # ------------------------------------------------------------------------------------------- CLI
 def report(run_dir, target_name="slowest", cores=2, here=None):
-    """Print the projection of the run in ``run_dir`` onto ``target_name``; returns the figures."""
-    df = read_run(run_dir)
-    here = here or core_rates()
-    target = TARGETS[target_name]
-    t = {"gemm": target.gemm, "exp": target.exp, "py": target.py}
-    df, fig = project(df, here, t, cores)
-    print(f"run: {run_dir} ({len(df)} jobs; measured sums: wall {df['s'].sum():.0f} s, CPU {df['cpu'].sum():.0f} s, "
-          f"quiet estimate {df['q'].sum():.0f} s)")
-    print("this machine, per core (CPU time): " + ", ".join(f"{k} {v:.3g}" for k, v in here.items())
-          + "  (gemm GFLOP/s, exp G/s numpy float64, py M steps/s)")
-    print(f"target: {target.name}: gemm {target.gemm:.3g}, exp {target.exp:.3g}, py {target.py:.3g} ({target.basis})")
-    print(f"split by rule kind ({SPLIT_BASIS}): " + ", ".join(f"{k} {g:.2f}/{e:.2f}" for k, (g, e) in SPLIT.items()))
-    sums = by_rule(df)
-    print("projected job seconds by rule: " + ", ".join(f"{r} {v:.0f}" for r, v in sums.items()))
-    runs = df[df["rule"] == "run"].sort_values("t", ascending=False).head(8)
-    print("largest run jobs: " + ", ".join(f"{k[4:]} {v:.0f}" for k, v in zip(runs["key"], runs["t"], strict=True)))
-    print(f"projected: jobs sum {fig['jobs_s']:.0f} s; {cores}-core list schedule {fig['schedule_s'] / 60:.1f} min "
-          f"(bounds: critical path {fig['critical_path_s'] / 60:.1f}, busy / cores "
-          f"{fig['busy_over_cores_s'] / 60:.1f}) + Snakemake {fig['snakemake_cpu_s']:.0f} CPU-s / {cores} cores")
-    print(f"PROJECTED WALL TIME on {target_name}: {fig['wall_s'] / 60:.1f} minutes")
-    return df, fig
+    """Print the projection of the run in ``run_dir`` onto ``target_name`` (``"here"``: this machine,
+    quiet) with this machine's rates measured now (or ``here``), and with :data:`REFERENCE`'s; returns
+    (jobs, figures) of the first."""
+    jobs = read_run(run_dir)
+    rates = {"measured now": here or core_rates(), "reference": REFERENCE}
+    out = None
+    for label, here_rates in rates.items():
+        if target_name == "here":
+            target = Machine("this machine, quiet", basis="its own rates", **here_rates)
+        else:
+            target = TARGETS[target_name]
+        t = {"gemm": target.gemm, "exp": target.exp, "py": target.py}
+        df, fig = project(jobs, here_rates, t, cores)
+        if out is None:
+            out = df, fig
+            print(f"run: {run_dir} ({len(df)} jobs; measured sums: wall {df['s'].sum():.0f} s, CPU "
+                  f"{df['cpu'].sum():.0f} s; quiet estimate {df['q'].sum():.0f} s at contention "
+                  f"{fig['contention']:.2f})")
+            print(f"target: {target.name}: gemm {target.gemm:.3g}, exp {target.exp:.3g}, py {target.py:.3g} "
+                  f"({target.basis})")
+            print(f"split by rule kind, f_gemm/f_exp ({SPLIT_BASIS}): "
+                  + ", ".join(f"{k} {g:.2f}/{e:.2f}" for k, (g, e) in SPLIT.items()))
+            print("projected job seconds by rule: " + ", ".join(f"{r} {v:.0f}" for r, v in by_rule(df).items()))
+            runs = df[df["rule"] == "run"].sort_values("t", ascending=False).head(8)
+            print("largest run jobs: " + ", ".join(f"{k[4:]} {v:.0f}" for k, v in zip(runs["key"], runs["t"],
+                                                                                        strict=True)))
+        print(f"with this machine's rates {label} (per core: " + ", ".join(f"{k} {v:.3g}" for k, v in here_rates.items())
+              + f"): jobs sum {fig['jobs_s']:.0f} s (run jobs {df.loc[df['rule'] == 'run', 't'].sum():.0f}); "
+              f"{cores}-core list schedule {fig['schedule_s'] / 60:.1f} min (bounds: critical path "
+              f"{fig['critical_path_s'] / 60:.1f}, busy / cores {fig['busy_over_cores_s'] / 60:.1f}) + Snakemake "
+              f"{fig['snakemake_cpu_s']:.0f} CPU-s over {cores} cores = {fig['wall_s'] / 60:.1f} minutes")
+    print(f"PROJECTED WALL TIME on {target_name}: {out[1]['wall_s'] / 60:.1f} minutes (rates measured now)")
+    return out
+
+
+#: Measured figures to validate against (default config, Snakemake wall minutes, run jobs' summed
+#: seconds): issue 39 (slowest kind, 67f70e1, nothing else running) and the README's runs of the
+#: AVX-512 EPYC (833b37e native, 8808f11 AVX2 emulated): the same default config as 67f70e1.
+MEASURED = {
+    "slowest": {"commit": "67f70e1", "wall_min": 23.7, "run_s": 2014.0, "jobs_s": 2546.0,
+                "rules": {"aggregate": 192, "figures": 132, "report": 85, "stats": 61, "obtain": 35, "split": 16},
+                "jobs": {"run/gnkr/*": 744, "run/scale/scalable": 218, "run/gen_nystrom_labels/segment": 173,
+                         "run/gen_nystrom/segment": 122, "run/gnkr_real/diamonds": 84}},
+    "epyc512": {"commit": "833b37e", "wall_min": 10.8, "run_s": 948.0},
+    "epyc512_avx2": {"commit": "8808f11", "wall_min": 11.7, "run_s": 1019.0},
+}
+
+
+def validate(run_dir, here=None):
+    """Project a run of 67f70e1's default config (on this machine) onto each measured kind; print
+    projected against measured, with the relative error."""
+    import fnmatch
+
+    jobs = read_run(run_dir)
+    rates = {"measured now": here or core_rates(), "reference": REFERENCE}
+    for label, here_rates in rates.items():
+        print(f"-- this machine's rates {label}: " + ", ".join(f"{k} {v:.3g}" for k, v in here_rates.items()))
+        for name, m in MEASURED.items():
+            tg = TARGETS[name]
+            df, fig = project(jobs, here_rates, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py})
+            pairs = [("wall min", fig["wall_s"] / 60, m["wall_min"]),
+                     ("run jobs s", df.loc[df["rule"] == "run", "t"].sum(), m["run_s"])]
+            if "jobs_s" in m:
+                pairs.append(("all jobs s", fig["jobs_s"], m["jobs_s"]))
+            for rule, v in m.get("rules", {}).items():
+                pairs.append((rule, df.loc[df["rule"] == rule, "t"].sum(), v))
+            for pat, v in m.get("jobs", {}).items():
+                pairs.append((pat, df.loc[[fnmatch.fnmatch(k, pat) for k in df["key"]], "t"].sum(), v))
+            print(f"{name} ({m['commit']}): " + "; ".join(f"{k} {p:.1f} vs {v:g} ({p / v - 1:+.0%})" for k, p, v in pairs))
 
 
 def main(argv=None):
@@ -512,6 +597,8 @@ def main(argv=None):
     if argv[:1] == ["_child"]:
         study, dataset, seeds, work, threads = argv[1:6]
         return _child(study, dataset, [int(s) for s in seeds.split(",")], work, int(threads))
+    if argv[:1] == ["validate"]:
+        return validate(argv[1])
     if argv[:1] == ["calibrate"]:
         ap = argparse.ArgumentParser(prog="project.py calibrate")
         ap.add_argument("--only", default=",".join(REPRESENTATIVE))
@@ -521,7 +608,7 @@ def main(argv=None):
         return calibrate(a.only.split(","), a.work, a.rounds)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("run_dir", help="directory of a finished `make reproduce` run (its results/benchmarks)")
-    ap.add_argument("--target", default="slowest", choices=sorted(TARGETS))
+    ap.add_argument("--target", default="slowest", choices=sorted(TARGETS) + ["here"])
     ap.add_argument("--cores", type=int, default=2)
     a = ap.parse_args(argv)
     return report(a.run_dir, a.target, a.cores)

@@ -59,6 +59,12 @@ def test_quiet_seconds():
     np.testing.assert_allclose(q, [5.0, 10.0, 6.0, 9.0 / 2.5, 6.0])
 
 
+def test_sampled_cpu():
+    """Snakemake samples the CPU time at 0, 0.5, ..., 15 s, then every 30 s, and not at the end."""
+    np.testing.assert_allclose(project.sampled_cpu([10.0, 44.0, 45.0, 164.0], [9.0, 15.0, 45.0, 135.0]),
+                               [9.0, 44.0, 45.0, 164.0])
+
+
 LOG = """\
 Select jobs to execute...
 [Thu Nov 26 14:48:41 2026]
