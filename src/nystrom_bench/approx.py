@@ -71,6 +71,41 @@ def available():
     return sorted(_REGISTRY)
 
 
+#: names an approximation is looked up by that are other parts of the library: what to use instead
+ELSEWHERE = {
+    "generalized_nystrom": "the generalized Nystrom kernel (Lan, Zhang et al., AIJ 2017) is learned from labels, "
+                           "not built from landmarks: nystrom_bench.learners.GeneralizedNystrom "
+                           "(GeneralizedNystromMKL for several kernels)",
+    "gnkr": "generalized Nystrom kernel regression (Chen et al., NIPS 2016) is a learner: "
+            "nystrom_bench.learners.GNKR",
+}
+#: "did you mean" only for a name at least this close (:func:`difflib.get_close_matches`' ratio): 'nystroem' ->
+#: 'nystrom' (0.93), 'optimum' -> 'optimal' (0.71); not 'generalized_nystrom' -> 'modified_nystrom' (0.63: only
+#: the shared '_nystrom')
+SUGGEST_CUTOFF = 0.7
+
+
+def unknown_message(name):
+    """The error message of an unknown approximation ``name``: where the name lives elsewhere in the library
+    (:data:`ELSEWHERE`, a sampler's name), else a "did you mean" among close names only
+    (:data:`SUGGEST_CUTOFF`), then the choices."""
+    import difflib
+
+    from . import sampling
+
+    choices = available()
+    key = name.lower().replace("-", "_").replace(" ", "_") if isinstance(name, str) else None
+    if key in ELSEWHERE:
+        hint = f": {ELSEWHERE[key]}"
+    elif key in sampling.available():
+        hint = (f": {name!r} is a landmark sampler; build the Nystrom approximation on its landmarks, "
+                f"approx.build('nystrom', X, kernel, landmarks=sampling.sample({name!r}, X, kernel, c))")
+    else:
+        close = difflib.get_close_matches(key, choices, n=1, cutoff=SUGGEST_CUTOFF) if key else []
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown approximation {name!r}{hint}; choose one of {', '.join(choices)}"
+
+
 def build(name, X, kernel, dtype=None, **options):
     """Build the approximate kernel operator ``name`` on the training points X.
 
@@ -91,10 +126,8 @@ def build(name, X, kernel, dtype=None, **options):
     """
     try:
         cls = _REGISTRY[name]
-    except KeyError:
-        from ._names import unknown
-
-        raise ValueError(unknown("approximation", name, available())) from None
+    except (KeyError, TypeError):
+        raise ValueError(unknown_message(name)) from None
     kernel = make(kernel, dtype=dtype)
     if kernel.dtype != np.float64 and (name != "nystrom" or isinstance(options.get("landmarks"), Sketch)):
         raise ValueError(f"approx.build({name!r}): dtype={kernel.dtype.name!r} is supported by the "

@@ -212,7 +212,13 @@ def ui_command(store, port, host):
             proc.wait()
         return
     os.environ.update(env)
+    import warnings
+
     import uvicorn
+
+    warnings.filterwarnings("ignore", message=r"starlette\.middleware\.wsgi is deprecated")  # MLflow's import
+    warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"mlflow\.")
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"mlflow\.")
 
     threading.Thread(target=_announce_when_up, args=(base, uri, t0, failed), daemon=True).start()
     uvicorn.run("mlflow.server.fastapi_app:app", host=host, port=port, log_level="warning")

@@ -317,11 +317,38 @@ def _check_renamed_landmarks(est, where, stacklevel=4):
         _renamed(est, "n_landmarks", "n_components", where, stacklevel=stacklevel)
 
 
+def _outside_stacklevel():
+    """The ``stacklevel`` of a warning raised by this package's caller's frame: the first frame outside
+    nystrom_bench (the user's ``fit``), however deep the package calls."""
+    import sys
+
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("nystrom_bench"):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _warn_clipped(est, n):
+    """Warn (UserWarning, as scikit-learn's ``Nystroem`` does) when an int ``n_components`` above n_samples
+    is clipped to n_samples: every training point is then a landmark, the full kernel at Nystrom's cost."""
+    import warnings
+
+    value = _landmark_param(est)
+    if getattr(est, "landmarks", None) is None and isinstance(value, numbers.Integral) and value > n:
+        warnings.warn(f"{type(est).__name__}: n_components > n_samples ({value} > {n}); n_components was set to "
+                      f"n_samples = {n}: every training point is a landmark, the full kernel at the Nystrom "
+                      f"method's cost (pass n_components <= {n}, or a fraction of n_samples)", UserWarning,
+                      stacklevel=_outside_stacklevel())
+
+
 def _choose_landmarks(self, X, y, kern, c=None):
     """An estimator's landmarks (:func:`nystrom_bench.sampling.choose_landmarks`): its ``landmarks`` (indices,
-    points or a sketch), or ``c`` (default ``n_components``, a count or a fraction of n) from its sampler."""
+    points or a sketch), or ``c`` (default ``n_components``, a count or a fraction of n, clipped to n with a
+    warning) from its sampler."""
     if self.landmarks is not None:
         return sampling.choose_landmarks(X, kern, landmarks=self.landmarks)
+    if c is None:
+        _warn_clipped(self, X.shape[0])
     c = _landmark_count(self, X.shape[0]) if c is None else min(c, X.shape[0])
     return sampling.choose_landmarks(X, kern, c, sampler=self.sampler, seed=check_random_state(self.random_state),
                                      y=y)
@@ -396,6 +423,7 @@ class _SemiSupervised(TransformerMixin, BaseEstimator):
         t0 = time.perf_counter()
         if "kernel" in self._parameter_constraints:
             self.kernel_ = _estimator_kernel(self, X, where)
+        _warn_clipped(self, len(X))
         self._fit(X, y, labelled, _landmark_count(self, len(X)))
         self.fit_time_ = time.perf_counter() - t0
         return self

@@ -27,6 +27,7 @@ from ._base import (
     _renamed,
     _set_params,
     _SparseInput,
+    _warn_clipped,
     default_gamma,
 )
 
@@ -218,8 +219,13 @@ class GNKR(_SparseInput, RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    kernel : {"gaussian", "epanechnikov"}
-        Gaussian ``exp(-||x-t||^2 / (2 sigma^2))`` or Epanechnikov ``(1 - ||x-t||^2 / (2 sigma^2))_+``.
+    kernel : {"gaussian", "epanechnikov"}, default="gaussian"
+        Gaussian ``exp(-||x-t||^2 / (2 sigma^2))`` or Epanechnikov ``(1 - ||x-t||^2 / (2 sigma^2))_+``:
+        the two kernels of the paper's experiments (Sec. 5), both with the width ``sigma``, and the only
+        two this implementation takes.  The method itself needs a continuous and bounded kernel (Sec. 3:
+        ``sup K <= 1``), not a PSD one; the Laplacian kernel, bounded too, is not implemented here (use
+        :class:`~nystrom_bench.learners.KRR` for it), nor are the polynomial and linear kernels, which are
+        unbounded.
     sigma : float or None, default=None
         Width of either kernel (ignored by :meth:`fit_path`).  None: ``sqrt(median / 2)`` of the
         pairwise squared distances of the training X, i.e. the Gaussian ``gamma = 1 / median``
@@ -228,9 +234,10 @@ class GNKR(_SparseInput, RegressorMixin, BaseEstimator):
         Regularisation: the paper's lambda (the system uses ``lambda m n``; ignored by
         :meth:`fit_path`).  ``alpha`` as the ridge parameter of every estimator here.
     n_components : int or float, default=200
-        m (an int, or a fraction in (0, 1] of n_samples), capped at n_samples for uniform
-        sampling; 200 as in every estimator here (Chen et al.'s experiments use m up to 1,000:
-        pass it).
+        m (an int, or a fraction in (0, 1] of n_samples).  Uniform sampling draws distinct points, so
+        more than n_samples is set to n_samples with a warning (as scikit-learn's ``Nystroem``);
+        column-norm sampling draws with replacement and takes any m.  200 as in every estimator here
+        (Chen et al.'s experiments use m up to 1,000: pass it).
     sampler : {"uniform", "column_norm"}, default="column_norm"
         ``uniform``: m distinct points; ``column_norm``: m independent draws with
         ``p_i ~ ||K[:, i]||^2`` (with replacement, as the paper states).
@@ -342,6 +349,8 @@ class GNKR(_SparseInput, RegressorMixin, BaseEstimator):
         """
         X, y, _ = _fit_input(self, X, y, y_numeric=True)  # a sparse X as CSR: landmarks are its rows
         alpha = _renamed(self, "lam", "alpha", "GNKR", how="alpha (the same value: alpha is the paper's lambda)")
+        if self.sampler == "uniform":
+            _warn_clipped(self, X.shape[0])
         t0 = time.perf_counter()
         _forget(self, self._PATH_ATTRS)
         rng = check_random_state(self.random_state)
@@ -410,6 +419,8 @@ class GNKR(_SparseInput, RegressorMixin, BaseEstimator):
         X, y, _ = _fit_input(self, X, y, y_numeric=True)  # a sparse X as CSR: landmarks are its rows
         sigmas = _positive_1d(sigmas, "sigmas", "GNKR.fit_path")
         lams = _positive_1d(_deprecated_lams(alphas, lams, "GNKR.fit_path"), "alphas", "GNKR.fit_path")
+        if landmarks is None and self.sampler == "uniform":
+            _warn_clipped(self, X.shape[0])
         if landmarks is not None:
             L = np.asarray(landmarks)
             if L.ndim != 1 or L.size == 0 or not np.issubdtype(L.dtype, np.integer) or L.min() < 0 \
