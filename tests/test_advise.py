@@ -15,7 +15,14 @@ from click.testing import CliRunner
 from scipy import linalg
 
 from nystrom_bench import kernels
-from nystrom_bench.advise import AdviseError, advise, advise_command, infer_task, lla_path, read_data
+from nystrom_bench.advise import (
+    AdviseError,
+    advise,
+    advise_command,
+    infer_task,
+    lla_path,
+    read_data,
+)
 from nystrom_bench.learners import KRR
 
 
