@@ -61,8 +61,23 @@ def _ledger(root):
         return {(r["paper"], r["claim_id"]): r for r in csv.DictReader(fh)}
 
 
-def paper_page(path, ledger):
-    """The Markdown page of one paper data file (``ledger``: ``{(paper name, claim id): row}``)."""
+def snapshot_counts(readme_text, name):
+    """The README snapshot's verdict counts of paper ``name`` in words ("" where it has no row)."""
+    snap = readme_text.split(SNAPSHOT_START, 1)[-1].split(SNAPSHOT_END, 1)[0]
+    lines = [ln for ln in snap.splitlines() if ln.startswith("| paper | claims |")]
+    row = next((ln for ln in snap.splitlines() if ln.startswith(f"| {name} |")), None)
+    if not lines or row is None:
+        return ""
+    head = [c.strip() for c in lines[0].strip("|").split("|")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    counts = dict(zip(head[1:], cells[1:], strict=False))
+    total = counts.pop("claims", "?")
+    return f"{total} claims: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v not in ("0", ""))
+
+
+def paper_page(path, ledger, snapshot_row=""):
+    """The Markdown page of one paper data file (``ledger``: ``{(paper name, claim id): row}``;
+    ``snapshot_row``: the README snapshot's counts for it, shown when there is no ledger)."""
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     name, title, claims = doc["name"], doc["title"], doc.get("claims") or []
     studies = sorted({s for c in claims for s in _as_list(c.get("study"))})
@@ -82,8 +97,11 @@ def paper_page(path, ledger):
                 + ", ".join(f"{n} {v}" for v, n in counts.most_common()) + ".", ""]
     else:
         out += ["No run's ledger here (`results/claims.csv` is written by `make reproduce`): the claims "
-                "are listed with their tests; the [findings](../findings.md) give the last snapshot's "
-                "counts per paper.", ""]
+                "are listed with their tests."]
+        if snapshot_row:
+            out[-1] += (" The README's snapshot of the last published run ([findings](../findings.md)): "
+                        + snapshot_row + ".")
+        out += [""]
     out += ["| claim | where | the paper | test | ours | verdict |", "|---|---|---|---|---|---|"]
     for c, r in zip(claims, rows, strict=True):
         test = f"`{c.get('rule', '')}` on `{c.get('metric', '')}`" if c.get("metric") else f"`{c.get('rule', '')}`"
@@ -113,8 +131,10 @@ def write_all(root, docs):
     pages[docs / "_generated" / "findings.md"] = f"_Rendered from {source}._\n\n{body.strip()}\n"
     ledger = _ledger(root)
     papers = sorted((root / "src" / "nystrom_bench" / "papers").glob("*.yaml"))
+    readme = (root / "README.md").read_text(encoding="utf-8")
     for path in papers:
-        pages[docs / "papers" / f"{path.stem}.md"] = paper_page(path, ledger)
+        name = yaml.safe_load(path.read_text(encoding="utf-8"))["name"]
+        pages[docs / "papers" / f"{path.stem}.md"] = paper_page(path, ledger, snapshot_counts(readme, name))
     for path, text in pages.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.is_file() or path.read_text(encoding="utf-8") != text:

@@ -38,7 +38,7 @@ extensions = [
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "**.ipynb_checkpoints", "examples/README.rst"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "examples/README.rst", "_generated"]
 myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
 myst_heading_anchors = 4
 suppress_warnings = ["myst.header"]  # pages moved from the README start one heading level down
@@ -89,5 +89,8 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": [],
 }
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+# pages without sub-pages get the width of the left sidebar for their tables
+html_sidebars = {"index": [], "findings": [], "getting_started": [], "papers/*": []}
 html_show_sourcelink = False
