@@ -41,7 +41,8 @@ Modules (everything public is re-exported here):
 >>> s.X_train.shape, s.X_test.shape
 ((309, 10), (133, 10))
 
-Command line: ``python -m nystrom_bench.data list | info NAME | fetch NAME [--npz FILE] | cache``.
+Command line: ``nystrom-bench data list | show NAME | fetch NAME [--npz FILE] | cache`` (also
+``nystrom-bench-data`` and ``python -m nystrom_bench.data``; :mod:`.cli`).
 """
 
 from __future__ import annotations

@@ -132,7 +132,7 @@ class NuSVM(_Landmarks, _SparseInput, ClassifierMixin, BaseEstimator):
     mode : {"lla", "gsa"}, default="lla"
         How the Nystrom machine predicts (see above).
     n_components : int or float, default=200
-        Number of landmarks (capped at n_samples), or a fraction in (0, 1] of n_samples, as in
+        Number of landmarks (more than n_samples: n_samples, with a warning), or a fraction in (0, 1] of n_samples, as in
         every estimator here.
     sampler : str, default="uniform"
         Any name of :func:`nystrom_bench.sampling.available`; samplers that use the targets
