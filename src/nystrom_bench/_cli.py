@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.machinery
 import importlib.util
+import os
 import sys
 
 import click
@@ -56,7 +57,7 @@ def run(command, args=None, prog_name=None, standalone=True, **extra):
         click.echo("aborted", err=True)
         code = 1
     except BrokenPipeError:  # `... | head`: the reader went away; not an error
-        sys.stderr = open(__import__("os").devnull, "w")  # noqa: SIM115 - silence the interpreter's flush
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's flush at exit
         code = 0
     if standalone:
         sys.exit(code)
