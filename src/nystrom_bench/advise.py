@@ -1025,7 +1025,8 @@ def advise(X, y, task=None, budget=DEFAULT_BUDGET, seed=0, verbose=False, log=No
         verdict = (f"Use {call}: {'lower' if task == 'regression' else 'fewer'} validation errors than the default "
                    f"{name}() in {ev['better']} of {n_folds} folds "
                    + (f"(ratio {ev['estimate']:.3g}, 95% CI [{ev['ci'][0]:.3g}, {ev['ci'][1]:.3g}], "
-                      if ev["effect"] == "ratio" else f"(difference {ev['estimate']:.3g}, ")
+                      if ev["effect"] == "ratio" else
+                      f"(difference {ev['estimate']:.3g}, 95% CI [{ev['ci'][0]:.3g}, {ev['ci'][1]:.3g}], ")
                    + f"p = {ev['p']:.2g}).")
     metric_name = "mse" if task == "regression" else "error rate"
     advice = Advice(
@@ -1091,6 +1092,9 @@ def _figures(advice):
     for s, ser in per.groupby(level=0):
         ax.plot(ser.index.get_level_values(1), ser.to_numpy(), marker="o", label=s)
     ax.set_xscale("log", base=2)
+    ms = sorted({int(v) for v in per.index.get_level_values(1)})
+    ax.set_xticks(ms, [str(v) for v in ms])
+    ax.minorticks_off()
     ax.set_yscale("log")
     ax.set_xlabel("landmarks m")
     ax.set_ylabel(f"best validation {advice.metric_name}")
