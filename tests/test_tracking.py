@@ -194,6 +194,26 @@ def test_an_interrupted_logging_is_done_again(tmp_path, uri, monkeypatch):
     assert len(runs) == 7 and set(ids) < set(runs["run_id"])
 
 
+def test_prune_finds_the_runs_of_a_job_interrupted_before_its_job_run(uri, monkeypatch):
+    real = tracking._retry
+
+    def failing(fn, what, attempts=8):
+        if what == "create job run":
+            raise RuntimeError("killed")
+        return real(fn, what, attempts)
+
+    tracking.log_job("s", "s/a", _rows("a", 1), tracking_uri=uri)
+    monkeypatch.setattr(tracking, "_retry", failing)
+    with pytest.raises(RuntimeError, match="killed"):
+        tracking.log_job("s", "s/b", _rows("b"), tracking_uri=uri)
+    monkeypatch.setattr(tracking, "_retry", real)
+    runs = tracking.active_runs("s", uri, level=None)
+    assert sorted(runs["tags.job_key"].value_counts().items()) == [("s/a", 3), ("s/b", 6)]
+    assert tracking.prune("s", ["s/a", "s/b"], tracking_uri=uri) == 0
+    assert tracking.prune("s", ["s/a"], tracking_uri=uri) == 6  # no job run of s/b: found by its runs
+    assert set(tracking.active_runs("s", uri, level=None)["tags.job_key"]) == {"s/a"}
+
+
 def test_transient_errors_are_retried(uri, monkeypatch):
     from mlflow.tracking import MlflowClient
 

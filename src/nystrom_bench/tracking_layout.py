@@ -28,13 +28,23 @@ kernel, seed), named ``boston · adapt_ms · gaussian · seed 0`` (:func:`run_na
   kept in the tag ``nystrom_bench.nonfinite`` so that :func:`records` restores it.
 
 The curve coord is the first coord of :data:`CURVE_COORDS` that every result of the run has
-(numeric), else the numeric coord with most values; a run without one logs single values.  Per
-study kind (default config): ``krr``/``krc`` no coords (single values); ``gnkr`` over m (the selected
-sigma/lambda per m as ``param.best_sigma`` ... histories); ``consistency`` over ``log2_gamma``, one
-history per criterion (``criterion:c_ree/relative_gap``; with ``train_sizes`` over ``l``, each width a
-prefix); ``selection`` no curve (``criterion:c_ree/test_mse``); ``integration`` over the landmark
-``ratio``, one curve per integration step; ``gen_nystrom`` over the number of labels; ``scale`` over
-``n``, one curve per landmark count (``m:1500/fit_time``); ``samplers`` over m.
+(numeric), else the numeric coord with most values; a run without one logs single values.  Per study
+kind (default config):
+
+- ``krr``, ``krc`` (no coords): a run = one fit; single-valued metrics.
+- ``gnkr`` (coord ``m``; sigma, lambda are selected inside a result): test RMSE etc. over m, the
+  selected sigma/lambda per m as ``param.best_sigma`` ... histories.
+- ``consistency``: the gap over ``log2_gamma`` (Ding et al.'s Fig. 1), one history per criterion
+  (``criterion:c_ree/relative_gap``): a criterion is a second curve of the same computation, and runs
+  per criterion would double the runs.  With ``train_sizes`` the curve is over the training size ``l``
+  (the order of consistency in l), each width a prefix (``criterion:c_ree/log2_gamma:-3/...``).
+- ``selection`` (coord criterion, categorical): no curve; ``criterion:c_ree/test_mse`` etc.
+- ``integration``: curves over the landmark ``ratio``, one per integration step
+  (``integration:gsa/test_accuracy``); the exact machine (no ratio) logs single values.
+- ``gen_nystrom``: curves over the number of labels; ``samplers``: curves over m.
+- ``scale`` (coords n, m): time, memory and error over ``n``, one curve per landmark count
+  (``m:1500/fit_time``), so one chart holds every solver at one m; with m in the run identity a
+  solver's curves would be split over two runs.
 """
 
 from __future__ import annotations

@@ -1,0 +1,90 @@
+"""The MLflow layout without MLflow: result rows -> configuration runs (``plan``) -> result rows
+(``records``) is the identity on the result table, and the batches keep MLflow's limits."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nystrom_bench import results
+from nystrom_bench import tracking_layout as layout
+
+COORDS = ("criterion", "log2_gamma", "l")
+
+
+def _rows():
+    rows = []
+    for method in ("uniform", "mcm"):
+        for seed in (0, 1):
+            for g in (-3, -1, 1):
+                for crit in ("c_ree", "c_ipe"):
+                    rows.append({"dataset": "bupa", "method": method, "kernel": "gaussian", "seed": seed,
+                                 "coords": {"criterion": crit, "log2_gamma": g},
+                                 "params": {"gamma": 2.0 ** g, "n_landmarks": 20 + (g == 1),
+                                            "split": {"test_fraction": 0.5}, "path": [g], "rank": None},
+                                 "metrics": {"relative_gap": abs(g) / 10 + (crit == "c_ipe") + seed,
+                                             "seconds": 0.01 * (g + 4)}})
+    rows[0]["metrics"]["relative_gap"] = float("inf")
+    rows[1]["metrics"]["seconds"] = float("nan")
+    for r in rows:
+        if r["method"] == "mcm" and r["coords"]["log2_gamma"] == 1:
+            r["params"]["assumption"] = "MCM off its grid: H4 misfit 0.68 > 0.3"
+    return rows
+
+
+def _histories(plan):
+    """What MLflow hands back for a run: ``{key: [(value, step)]}`` of its metrics, without ``mean/``."""
+    hist = {}
+    for key, value, step in plan["metrics"]:
+        if not key.startswith(layout.MEAN):
+            hist.setdefault(key, []).append((value, step))
+    return hist
+
+
+def test_plan_then_records_gives_the_result_table_back():
+    rows = _rows()
+    table = results.frame("cons", rows, COORDS)
+    plans = layout.plan("cons", layout.rows_from_frame(table, COORDS), COORDS)
+    assert [p["key"] for p in plans] == [f"cons/bupa/{m}/gaussian/seed{s}" for m in ("uniform", "mcm") for s in (0, 1)]
+    recs = [rec for p in plans for rec in layout.records("cons", p["params"], p["tags"], _histories(p))[0]]
+    back = pd.DataFrame.from_records(recs)
+    keys = [*results.ID_COLS, *COORDS[:2]]
+    want = table.drop(columns="l").sort_values(keys).reset_index(drop=True)
+    back = back[want.columns].sort_values(keys).reset_index(drop=True)
+    pd.testing.assert_frame_equal(back.drop(columns="params"), want.drop(columns="params"), check_dtype=False)
+    first = back.set_index(["method", "seed", "criterion", "log2_gamma"]).sort_index()
+    assert first.loc[("uniform", 0, "c_ree", -3), "relative_gap"] == np.inf  # from the tag of non-finite values
+    assert math.isnan(first.loc[("uniform", 0, "c_ipe", -3), "seconds"])  # NaN: not logged
+    assert first.loc[("mcm", 1, "c_ipe", 1), "assumption"].startswith("MCM off its grid")
+    for got, exp in zip(back["params"], want["params"], strict=True):
+        exp = json.loads(exp)
+        del exp["path"]  # varies along the curve and is no number: only in the job's result table
+        assert json.loads(got) == exp
+
+
+def test_a_run_plan_holds_the_layout_of_the_docstring():
+    rows = layout.rows_from_frame(results.frame("cons", _rows(), COORDS), COORDS)
+    plan = layout.plan("cons", rows, COORDS)[2]  # mcm, seed 0
+    assert plan["name"] == "bupa · mcm · gaussian · seed 0" and plan["curve"] == "log2_gamma"
+    assert plan["params"]["split.test_fraction"] == "0.5" and plan["params"]["rank"] == "null"
+    assert "gamma" not in plan["params"] and "n_landmarks" not in plan["params"]
+    metrics = {(k, s): v for k, v, s in plan["metrics"]}
+    assert metrics[("log2_gamma", 2)] == 1 and metrics[("criterion:c_ree/param.gamma", 0)] == 0.125
+    assert metrics[("criterion:c_ree/relative_gap_outside_assumptions", 2)] == pytest.approx(0.1)
+    assert ("criterion:c_ree/relative_gap", 2) not in metrics
+    assert metrics[("mean/criterion:c_ree/relative_gap", 0)] == pytest.approx(0.2)  # steps 0, 1
+    tags = plan["tags"]
+    assert json.loads(tags[layout.VARYING_TAG]) == {"gamma": "float", "n_landmarks": "int"}
+    assert json.loads(tags[layout.DROPPED_TAG]) == ["path"]
+    assert tags[layout.ASSUMPTION_TAG] == "2 of 6 results: MCM off its grid"
+
+
+def test_batches_keep_mlflows_limits_and_lose_nothing():
+    params, metrics = list(range(250)), [f"m{i}" for i in range(2500)]
+    out = layout.batches(params, metrics)
+    assert all(len(p) <= 100 and len(p) + len(m) <= 1000 for p, m in out)
+    assert [x for p, _ in out for x in p] == params and [x for _, m in out for x in m] == metrics
+    assert layout.batches(list(range(15)), list(range(30))) == [(list(range(15)), list(range(30)))]
+    assert layout.batches([], []) == [([], [])]
