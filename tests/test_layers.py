@@ -30,6 +30,7 @@ LAYERS = [
     {"studies"},
     {"config"},
     {"jobs"},
+    {"advise"},  # `nystrom-bench advise`: a paired mini-study on the user's data (uses learners, stats, data)
     {"cli"},  # the `nystrom-bench` command line: its subcommands are imported by name on first use
 ]
 LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
