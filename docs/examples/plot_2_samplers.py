@@ -14,7 +14,6 @@ answers *when* non-uniform landmarks win (see the findings).
 """
 
 import matplotlib.pyplot as plt
-import numpy as np
 
 from nystrom_bench import data, kernels, sampling, spectrum
 
