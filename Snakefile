@@ -16,13 +16,13 @@ if not config:
 validate(config, "config/schema.yaml")
 
 # A cluster run logs from jobs on other hosts: the MLflow store should be a tracking server
-# (README "Running on a cluster"), not a SQLite file.
+# (docs/guide/cluster.md), not a SQLite file.
 if workflow.is_main_process and workflow.non_local_exec and not workflow.dryrun:
     from nystrom_bench.tracking import resolve_tracking_uri
 
     if resolve_tracking_uri(config.get("mlflow", {}).get("tracking_uri")).startswith("sqlite:"):
         logger.warning("MLflow store: a SQLite file, but jobs run on a cluster; export "
-                       "MLFLOW_TRACKING_URI=http://<tracking server>:5000 (README 'Running on a cluster')")
+                       "MLFLOW_TRACKING_URI=http://<tracking server>:5000 (docs/guide/cluster.md)")
 
 
 report: "workflow/report/workflow.rst"

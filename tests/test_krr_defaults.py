@@ -170,7 +170,7 @@ def test_a_function_sampler_works_in_parallel_grid_search():
     np.testing.assert_array_equal(gs.best_estimator_.component_indices_, np.arange(0, 30, 3))
 
 
-# -- the defaults of issue 25: chosen from the measurements in the README's "Choosing parameters" -------------
+# -- the defaults of issue 25: chosen from the measurements in the docs' "Choosing parameters" -------------
 @pytest.mark.parametrize("scaling", ["none", "standardize"])
 def test_default_krr_fits_friedman1_as_generated_and_standardised(scaling):
     """KRR() with every default: R^2 >= 0.8 (measured 0.876 / 0.877 over seeds 0-2; gamma = 1.0, the old

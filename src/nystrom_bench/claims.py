@@ -49,7 +49,7 @@ rival, :func:`nystrom_bench.stats.compare_pair`: Wilcoxon's signed-rank test on 
 log-ratio ``log(a / b)`` per block (scale-free: a data set with an MSE of 4,000 weighs as
 much as one with 20), or on the difference where the metric is not positive everywhere,
 with the Hodges-Lehmann median ratio and its 95% interval; Holm over the rivals.  Each
-rule's exact definition is its function's docstring (README, "How a verdict is computed"):
+rule's exact definition is its function's docstring (docs/guide/verdicts.md, "How a verdict is computed"):
 
 ``better`` (:func:`_better`)
     every rival beaten significantly: reproduced; some rival significantly better, or none

@@ -15,7 +15,7 @@ NaN stays NaN). Two implementations, chosen once per process, at the first call:
 ``exp`` is not vectorised, i.e. where numpy has no AVX-512 code path in use (numpy vectorises its
 float64 ``exp`` with AVX-512 only: on an AVX2 CPU it runs at ~0.3 * 10^9 values/s a core against
 ~1 * 10^9 for the numba loop; with AVX-512 numpy's is the faster one and is kept, so those
-results are unchanged). Measured rates and kernel-block ratios: README, "Performance".
+results are unchanged). Measured rates and kernel-block ratios: docs/guide/performance.md.
 
 Fallback, never silently wrong: if numba is not installed, fails to compile, or its result on a
 fixed set of arguments (0, tiny, the subnormal range, underflow, NaN, -inf, and 4,000 points across

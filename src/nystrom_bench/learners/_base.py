@@ -151,7 +151,7 @@ def _landmark_expansion(est, coef):
     return est.X_fit_, est.sketch_ @ coef, np.arange(est.X_fit_.shape[0])
 
 
-#: the estimators' defaults, chosen from the measurements in the README's "Choosing parameters"
+#: the estimators' defaults, chosen from the measurements in the docs' "Choosing parameters"
 #: (``gamma=None``: the median heuristic; ridge ``alpha``; landmark count)
 DEFAULT_ALPHA = 1.0
 DEFAULT_N_LANDMARKS = 200

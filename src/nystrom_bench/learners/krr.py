@@ -112,7 +112,7 @@ class KRR(_Landmarks, RegressorMixin, _KRRParams):
         every offline set measured, where scikit-learn's ``1 / (n_features var(X))`` lost up
         to 7.9% (diabetes R^2 0.443 vs 0.461; friedman1 0.855 vs 0.876) and a fixed 1.0 was
         at chance on standardised data (R^2 0.02 on friedman1, digits accuracy 0.11); the
-        table is in the README's "Choosing parameters".
+        table is in the docs' "Choosing parameters" (docs/guide/choosing_parameters.md).
     degree : int or None, default=None
         Degree of the polynomial kernel (None: 3).
     coef0 : float or None, default=None
@@ -134,7 +134,7 @@ class KRR(_Landmarks, RegressorMixin, _KRRParams):
         within 4.2% (R^2 or accuracy) of the tuned (width, alpha) on every offline set measured
         with the median width and 200 landmarks; 0.1 was closer on friedman1 and digits (1%) but
         23% below tuned on the noisy diabetes (R^2 0.369 vs 0.481), and 1e-3 gave R^2 -0.09
-        there (the README's "Choosing parameters" has the table).
+        there (the docs' "Choosing parameters" has the table).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept ``intercept_``.  False is scikit-learn's ``KernelRidge`` (and the
         papers' KRR, which the studies run): then centre y yourself, or a Gaussian model shrinks towards

@@ -81,7 +81,7 @@ class LSSVM(_Landmarks, _SparseInput, ClassifierMixin, BaseEstimator):
         same name and default in every estimator with a ridge term).  Ding et al.'s ``K_mu =
         K + mu l I`` is ``alpha = mu * n_samples`` (their experiments use mu = 0.005).  The
         default 1.0 was measured with the median width: digits accuracy 0.97 exact where
-        mu = 0.005 gave 0.950 (see the README's "Choosing parameters").
+        mu = 0.005 gave 0.950 (see the docs' "Choosing parameters").
     approximation : {"exact", "nystrom"}, default="exact"
         ``"exact"`` ignores every landmark parameter below (and needs a positive
         definite ``K + alpha I``: an indefinite kernel such as epanechnikov may fail).

@@ -3,7 +3,7 @@
 A block without ``approach:`` is :class:`~nystrom_bench.learners.KRR` with the block's options
 (``approximation``, ``sampler``, ``n_components``, ``mode``, ...), which the estimator validates.
 Targets, ``alpha`` and scoring are the study's; a study with a coord ``m`` sets the number of
-landmarks from it.  Another approach (e.g. the README's scikit-learn pipeline) is one more
+landmarks from it.  Another approach (e.g. the scikit-learn pipeline of docs/developer/extending.md) is one more
 :class:`~nystrom_bench.methods.Method` with ``family = "krr"``.
 """
 
