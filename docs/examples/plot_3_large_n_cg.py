@@ -12,6 +12,7 @@ seconds.
 
 import time
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from nystrom_bench import learners
@@ -21,6 +22,7 @@ X, y = make_scalable(12_000, 20, seed=0)
 X_train, y_train, X_test, y_test = X[:10_000], y[:10_000], X[10_000:], y[10_000:]
 
 # %%
+rows = []
 for solver, dtype in [("direct", "float64"), ("cg", "float64"), ("cg", "float32")]:
     model = learners.KRR(gamma=0.05, alpha=1e-6 * len(X_train), n_components=300, solver=solver,
                          dtype=dtype, cg_tol=1e-3, random_state=0)
@@ -30,10 +32,19 @@ for solver, dtype in [("direct", "float64"), ("cg", "float64"), ("cg", "float32"
     rmse = np.sqrt(np.mean((model.predict(X_test) - y_test) ** 2))
     iters = f", {model.n_iter_} iterations" if model.solver_ == "cg" else ""
     print(f"{solver:6s} {dtype}: test RMSE {rmse:.4f}, fit {fit_s:.2f} s{iters}")
+    rows.append((f"{solver}\n{dtype}", rmse, fit_s))
+
+fig, axes = plt.subplots(1, 2, figsize=(7, 2.8))
+axes[0].bar([r[0] for r in rows], [r[1] for r in rows])
+axes[0].set_ylabel("test RMSE")
+axes[1].bar([r[0] for r in rows], [r[2] for r in rows], color="tab:orange")
+axes[1].set_ylabel("fit seconds (this build)")
+fig.tight_layout()
 
 # %%
 # The three agree to the CG tolerance; ``solver="auto"`` (the default) picks CG above
-# n * m^2 = 10^11, where the n x m block would no longer be worth holding. At this small n the times
-# above are dominated by set-up (a process's first float32 block also loads the compiled ``exp``);
-# float32 pays off from n of about 10^5 (the Performance page of the user guide: 5.6x faster than
+# n * m^2 = 10^11, where the n x m block would no longer be worth holding. At this small n float32 is
+# no faster: a process's first float32 block loads the compiled ``exp`` (about a second), and warm it
+# still took 1.7x float64's CPU time when this page was written (n = 10^4, m = 300). float32 pays off
+# from n of about 10^5 (the Performance page of the user guide: 5.6x faster than
 # scikit-learn at n = 10^5, m = 3,000, and n = 10^6 in 4.6 minutes).

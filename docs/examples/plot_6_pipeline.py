@@ -33,5 +33,17 @@ import pandas as pd  # noqa: E402
 
 table = pd.DataFrame(search.cv_results_)[["param_nystromfeatures__sampler", "param_nystromfeatures__gamma",
                                           "mean_test_score"]]
-print(table.pivot(index="param_nystromfeatures__gamma", columns="param_nystromfeatures__sampler",
-                  values="mean_test_score").round(3))
+grid = table.pivot(index="param_nystromfeatures__gamma", columns="param_nystromfeatures__sampler",
+                   values="mean_test_score").astype(float)
+print(grid.round(3))
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+fig, ax = plt.subplots(figsize=(4.5, 3.2))
+im = ax.imshow(grid.to_numpy(), cmap="viridis")
+ax.set_xticks(range(grid.shape[1]), grid.columns)
+ax.set_yticks(range(grid.shape[0]), [f"{g:g}" for g in grid.index])
+ax.set_xlabel("sampler")
+ax.set_ylabel(r"$\gamma$")
+fig.colorbar(im, label="CV accuracy")
+fig.tight_layout()
