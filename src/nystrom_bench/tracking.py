@@ -33,10 +33,15 @@ Cost
 ----
 A configuration run is 4 calls, the fewest MLflow allows: ``create_run`` (with every tag) +
 ``log_batch`` (params and metrics; more batches only beyond 100 params or 1,000 entries) +
-``log_inputs`` + ``set_terminated``.  On a SQLite store each call is a few transactions of MLflow's
-SqlAlchemyStore, whatever its size; that is nearly all of the time (the samplers study of the
-default config, 2,800 runs: see the report of issue 38).  Against a tracking server each call is one
-request (``MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT`` is set while logging: otherwise ``set_terminated``
+``log_inputs`` + ``set_terminated``.  On a SQLite store each call is 1-5 transactions of MLflow's
+SqlAlchemyStore, and that is nearly all of the time: the samplers study of the default config (20
+jobs, 2,800 runs of 15 params and 30 metric points) took 296 s on a loaded 2-core machine, 97 ms a
+run (create 25, log_batch 44, log_inputs 15, set_terminated 13), searches 1 s; the hand-written
+client's era, interleaved job by job, 340 s (its searches 15 s).  Logging it again with nothing
+changed: 24 s (38 s).  A log_batch costs about 20 ms plus 0.35 ms an entry, so only fewer runs
+would cut the rest: a run per (data set, method, kernel) with the seeds as key prefixes costs 0.32x
+(benchmarks/tracking_log.py).  Against a tracking server each call is one request
+(``MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT`` is set while logging: otherwise ``set_terminated``
 fetches the run again to print its link), and a job's runs go 4 side by side.
 
 Guarantees
@@ -75,8 +80,16 @@ from pathlib import Path
 
 from . import tracking_layout as layout
 from .results import ID_COLS, format_coord
-from .tracking_layout import (ASSUMPTION_TAG, CURVE_COORDS, LEVEL_TAG, OUTSIDE_SUFFIX, describe, rows_from_frame,
-                              run_key, run_name)
+from .tracking_layout import (
+    ASSUMPTION_TAG,
+    CURVE_COORDS,
+    LEVEL_TAG,
+    OUTSIDE_SUFFIX,
+    describe,
+    rows_from_frame,
+    run_key,
+    run_name,
+)
 
 __all__ = ["resolve_tracking_uri", "log_job", "run_key", "run_name", "format_coord", "active_runs", "prune",
            "results_from_mlflow", "rows_from_frame", "ui_link", "file_digest", "describe", "LEVEL_TAG", "log_report",
@@ -286,9 +299,11 @@ def _logged_job(client, exp_id, job_key, digest, keys):
     complete from a result file with ``digest`` (its one job run has the digest, tagged last), else None.
     Narrowed by level: a search costs about 7 ms a run it returns on SQLite, so the configuration runs
     are read only when the job run says they are complete."""
+    if digest is None:
+        return None
     jobs = _search_all(client, exp_id, f"{_job_filter(job_key)} AND {_level_filter('job')}")
-    if (digest is None or len(jobs) != 1 or jobs[0].data.tags.get(_DIGEST_TAG) != digest
-            or jobs[0].data.tags.get(layout.LAYOUT_TAG) != LAYOUT):
+    if len(jobs) != 1 or jobs[0].data.tags.get(_DIGEST_TAG) != digest or jobs[0].data.tags.get(
+            layout.LAYOUT_TAG) != LAYOUT:
         return None
     runs = _search_all(client, exp_id, f"{_job_filter(job_key)} AND {_level_filter('config')}")
     ids = {r.data.tags.get("run_key"): r.info.run_id for r in runs}
@@ -509,8 +524,9 @@ def results_from_mlflow(study, tracking_uri=None):
                 continue
             keys = [k for k in run.data.metrics if not k.startswith(layout.MEAN)]
             if int(t.get(layout.STEPS_TAG, "0")) > 1:
+                rid = run.info.run_id
                 hist = {k: [(m.value, m.step) for m in _retry(
-                    lambda k=k: client.get_metric_history(run.info.run_id, k), "metric history")] for k in keys}
+                    lambda k=k, rid=rid: client.get_metric_history(rid, k), "metric history")] for k in keys}
             else:
                 hist = {k: [(run.data.metrics[k], 0)] for k in keys}
             rows, run_coords = layout.records(study, run.data.params, t, hist)
