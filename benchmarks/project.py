@@ -19,8 +19,10 @@ rest (interpreter, pandas, MLflow, I/O: scales with the machine's scalar speed).
     t_M = q * (f_gemm * G_here / G_M + f_exp * E_here / E_M + (1 - f_gemm - f_exp) * P_here / P_M)
 
 and the projected wall time is a greedy list schedule of the projected jobs on ``--cores`` cores in
-the run's DAG order (Snakemake's: a ready job starts when its threads are free), plus Snakemake's own
-CPU time shared over the cores; the critical path and ``sum / cores`` are printed as bounds.
+the run's DAG order (Snakemake's: a ready job starts when its threads are free); the critical path and
+``sum / cores`` are printed as bounds. Snakemake's own CPU time (3.8 minutes on the slowest kind,
+issue 39) is not added: it slows the jobs beside it, so it is inside the measured job times that the
+slowest kind's ``py`` is set against (:data:`SLOWEST_REST`).
 
 ``calibrate`` runs a part (one seed) of a representative job of each study kind in a fresh
 process three times: natively, with OpenBLAS on its Nehalem kernels (GEMM about 4x slower, numpy's
@@ -111,28 +113,33 @@ class Machine:
 #: of the best-of-15 measurements of 2026-11-26 while the calibration ran (the machine shared: the rates
 #: of single measurements varied by +-20%): the reference the ``py`` of the other kinds is set against.
 REFERENCE = {"gemm": 36.0, "exp": 0.95, "py": 5.5}
+#: the same with an AVX2-only CPU emulated (run.py ``AVX2_ENV``): OpenBLAS's Haswell kernels, numpy's
+#: scalar exp (measured beside REFERENCE: 28.8-29.8 GFLOP/s, 0.188-0.191 G/s)
+REFERENCE_AVX2 = {"gemm": 29.5, "exp": 0.19, "py": 5.5}
 
 #: Issue 39's analysis steps on the slowest kind at 67f70e1 (aggregate 192 s, figures 132, report 85,
 #: stats 61, obtain 35, split 16), all rest, against the same steps of 67f70e1's default run on this
-#: machine (``/work/base``, quiet estimate 309.5 s by :func:`quiet_seconds`): the slowest kind's
-#: interpreter, pandas, MLflow and disk are 521 / 309.5 = 1.68x slower than this machine's.
-SLOWEST_REST = 521.0 / 309.5
+#: machine (``/work/base``, quiet estimate 331.8 s by :func:`quiet_seconds`): the slowest kind's
+#: interpreter, pandas, MLflow and disk are 521 / 331.8 = 1.57x slower than this machine's.
+SLOWEST_REST = 521.0 / 331.8
 
 #: The machine kinds projected onto, per core (see :class:`Machine`). ``slowest``: the 2-core AMD EPYC
-#: with AVX2 + FMA, no AVX-512 (issues 29, 39). Its GEMM: issue 29 measured the bare 10^5 x 10^3 x 90
-#: float64 GEMM at 0.61 s on its 2 BLAS threads (29.5 GFLOP/s, 14.8 a core; issue 39's "about half the
-#: AVX-512 EPYC's" would be 27); its numpy float64 exp is scalar at 0.15 G/s (issue 29); its ``py``
-#: from :data:`SLOWEST_REST`. ``epyc512``: the 2-core AMD EPYC with AVX-512 of the README's Performance
-#: section (2026-11-24): GEMM 110 GFLOP/s on 2 threads; numpy's float64 exp there not measured: its
-#: float32 exp (3.1 G/s) over this machine's float32 / float64 ratio (1.7); ``py`` assumed the slowest
-#: kind's (not measured). ``epyc512_avx2``: the same machine with AVX2 emulated (run.py ``AVX2_ENV``):
-#: GEMM assumed unchanged (Zen 4 runs AVX-512 as two 256-bit halves, so OpenBLAS's Haswell kernels keep
-#: about its rate: not measured), numpy's exp scalar at issue 29's 0.15 G/s (the README: "this EPYC's
-#: being the slow one of issue 29").
+#: with AVX2 + FMA, no AVX-512 (issues 29, 39). Its GEMM: issue 39 says "about half the AVX-512 EPYC's"
+#: (110 GFLOP/s on 2 threads below: 27.5 a core); issue 29 measured the bare 10^5 x 10^3 x 90 float64
+#: GEMM at 0.61 s (29.5 GFLOP/s: one core's rate, if its 2 BLAS threads shared one core, else 14.8 a
+#: core, which would contradict issue 39's "half"); taken: 28. Its numpy float64 exp is scalar at
+#: 0.15 G/s (issue 29); its ``py`` from :data:`SLOWEST_REST`. ``epyc512``: the 2-core AMD EPYC with
+#: AVX-512 of the README's Performance section (2026-11-24): GEMM 110 GFLOP/s on 2 threads; numpy's
+#: float64 exp there not measured: its float32 exp (3.1 G/s) over this machine's float32 / float64
+#: ratio (1.7); ``py`` assumed the slowest kind's (not measured). ``epyc512_avx2``: the same machine
+#: with AVX2 emulated (run.py ``AVX2_ENV``): GEMM assumed unchanged (Zen 4 runs AVX-512 as two 256-bit
+#: halves, so OpenBLAS's Haswell kernels keep about its rate: not measured), numpy's exp scalar at
+#: issue 29's 0.15 G/s (the README: "this EPYC's being the slow one of issue 29").
 TARGETS = {
-    "slowest": Machine("2-core AMD EPYC, AVX2 + FMA only (issues 29, 39)", gemm=14.8, exp=0.15,
+    "slowest": Machine("2-core AMD EPYC, AVX2 + FMA only (issues 29, 39)", gemm=28.0, exp=0.15,
                        py=REFERENCE["py"] / SLOWEST_REST,
-                       basis="GEMM 0.61 s and scalar exp 0.15 G/s (issue 29); py: issue 39's analysis steps"),
+                       basis="GEMM half the AVX-512 EPYC's (issue 39; issue 29's 0.61 s), scalar exp 0.15 G/s "
+                             "(issue 29); py: issue 39's analysis steps"),
     "epyc512": Machine("2-core AMD EPYC with AVX-512 (README Performance)", gemm=55.0, exp=3.1 / 1.7,
                        py=REFERENCE["py"] / SLOWEST_REST,
                        basis="GEMM 110 GFLOP/s on 2 threads, exp from its float32 exp (README); py assumed the slowest's"),
@@ -145,8 +152,11 @@ TARGETS = {
 # ----------------------------------------------------------------------------------------- split
 #: Fractions (f_gemm, f_exp) of a job's quiet CPU time on an AVX-512 machine, by rule kind ("run:<study
 #: kind>" for run jobs), from ``project.py calibrate``; kinds not listed are taken as all rest.
-SPLIT: dict[str, tuple[float, float]] = {}
-SPLIT_BASIS = "not calibrated"
+SPLIT: dict[str, tuple[float, float]] = {
+    "run:gnkr": (0.744, 0.053),  # gnkr/gnkr_f1 seed 0: 54.0 / 128.1 / 66.9 CPU-s (native / BLAS / exp)
+    "run:krr": (0.826, 0.022),  # krr/gnkr_f1 seeds 0-1: 3.50 / 8.89 / 3.81 CPU-s
+}
+SPLIT_BASIS = "project.py calibrate, 2026-11-26, 2-core Xeon (AVX-512) shared with other work"
 
 
 def split_of(kind, split=None):
@@ -402,11 +412,6 @@ def critical_path(durations, deps):
 
 
 # ------------------------------------------------------------------------------------ projection
-#: Snakemake's own process on the slowest kind: 3.8 CPU-minutes for the 176 jobs of 67f70e1's default
-#: run (issue 39), i.e. 1.3 CPU-s a job, scaled to other machines by their ``py`` rate.
-SNAKEMAKE_CPU_PER_JOB = 3.8 * 60 / 176
-
-
 def project(df, here, target, cores=2, split=None):
     """Projected job seconds (column ``t``) and a dict of the schedule's figures."""
     import numpy as np
@@ -423,8 +428,7 @@ def project(df, here, target, cores=2, split=None):
     threads = [int(t) for t in df["threads"]]
     wall, _ = list_schedule(df["t"].tolist(), deps, threads, cores)
     busy = float((df["t"] * np.minimum(df["threads"], cores)).sum())
-    smk = SNAKEMAKE_CPU_PER_JOB * len(df) * TARGETS["slowest"].py / target["py"]
-    return df, {"contention": contention, "schedule_s": wall, "snakemake_cpu_s": smk, "wall_s": wall + smk / cores,
+    return df, {"contention": contention, "schedule_s": wall, "wall_s": wall,
                 "critical_path_s": critical_path(df["t"].tolist(), deps),
                 "busy_over_cores_s": busy / cores, "jobs_s": float(df["t"].sum())}
 
@@ -459,8 +463,8 @@ def _child(study, dataset, seeds, work, threads):
 
     rates = core_rates()
     cfg, data, split = job_inputs(study, dataset, ROOT / "config" / "config.yaml", work, seeds)
-    if study == "scale":  # the cells up to n = 2 * 10^4: the large ones are the same kinds of work
-        cfg = {**cfg, "params": {**cfg["params"], "n": [n for n in cfg["params"]["n"] if n <= 20_000]}}
+    if study == "scale":  # the cells at n = 5000 (n <= 20,000: 218 CPU-s natively): the same kinds of work
+        cfg = {**cfg, "params": {**cfg["params"], "n": [n for n in cfg["params"]["n"] if n <= 5000]}}
     out = Path(work) / f"{study}_{dataset}_{os.getpid()}.csv"
     c0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -549,9 +553,8 @@ def report(run_dir, target_name="slowest", cores=2, here=None):
                                                                                         strict=True)))
         print(f"with this machine's rates {label} (per core: " + ", ".join(f"{k} {v:.3g}" for k, v in here_rates.items())
               + f"): jobs sum {fig['jobs_s']:.0f} s (run jobs {df.loc[df['rule'] == 'run', 't'].sum():.0f}); "
-              f"{cores}-core list schedule {fig['schedule_s'] / 60:.1f} min (bounds: critical path "
-              f"{fig['critical_path_s'] / 60:.1f}, busy / cores {fig['busy_over_cores_s'] / 60:.1f}) + Snakemake "
-              f"{fig['snakemake_cpu_s']:.0f} CPU-s over {cores} cores = {fig['wall_s'] / 60:.1f} minutes")
+              f"{cores}-core list schedule {fig['schedule_s'] / 60:.1f} minutes (bounds: critical path "
+              f"{fig['critical_path_s'] / 60:.1f}, busy / cores {fig['busy_over_cores_s'] / 60:.1f})")
     print(f"PROJECTED WALL TIME on {target_name}: {out[1]['wall_s'] / 60:.1f} minutes (rates measured now)")
     return out
 
@@ -590,6 +593,19 @@ def validate(run_dir, here=None):
             for pat, v in m.get("jobs", {}).items():
                 pairs.append((pat, df.loc[[fnmatch.fnmatch(k, pat) for k in df["key"]], "t"].sum(), v))
             print(f"{name} ({m['commit']}): " + "; ".join(f"{k} {p:.1f} vs {v:g} ({p / v - 1:+.0%})" for k, p, v in pairs))
+    # ratios between runs of one machine (or one config), where the unmeasured ``py`` cancels
+    run = {}
+    for name, rates in (("here", REFERENCE), ("here_avx2", REFERENCE_AVX2)):
+        run[name] = project(jobs, REFERENCE, rates)[0].query("rule == 'run'")["t"].sum()
+    for name, tg in TARGETS.items():
+        run[name] = project(jobs, REFERENCE, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py})[0].query(
+            "rule == 'run'")["t"].sum()
+    for a, b, measured, what in (
+            ("here_avx2", "here", 1936 / 1681, "this Xeon AVX2 emulated / native, README (a45859c)"),
+            ("epyc512_avx2", "epyc512", 1019 / 948, "AVX-512 EPYC emulated / native, README (8808f11, 833b37e)"),
+            ("slowest", "epyc512_avx2", 2014 / 1019, "slowest / AVX-512 EPYC emulated, issue 39")):
+        ratio = run[a] / run[b]
+        print(f"run jobs {a} / {b}: projected {ratio:.3f} vs measured {measured:.3f} ({ratio / measured - 1:+.0%}): {what}")
 
 
 def main(argv=None):
