@@ -75,7 +75,8 @@ dryrun: $(VENV)/.installed-run
 # (CI) runs them too.
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 2 ] && n=2; echo $$n)
 TEST_DIST    ?= loadgroup
-PYTEST_N     := -n $(TEST_WORKERS) --dist $(TEST_DIST)
+# --durations: the slowest tests of every run are listed (a test over 30 s on the slowest machine kind is marked slow)
+PYTEST_N     := -n $(TEST_WORKERS) --dist $(TEST_DIST) --durations=15
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest $(PYTEST_N) -m 'not slow and not cluster'
