@@ -3,11 +3,12 @@ result file, then the UI link), with the tracking module of this tree and, inter
 that of another git revision, each into its own scratch SQLite store (issue 38, item 2; issue 39).
 
     python benchmarks/tracking_log.py RESULTS_DIR OUT_DIR [--study samplers] [--coords m] [--old REV]
-                                      [--files N] [--rerun]
+                                      [--files N] [--rerun] [--servers URL_NEW URL_OLD]
 
 RESULTS_DIR holds the study's job result files (``results/<study>/runs/*.csv``).  The stores are
 ``OUT_DIR/new`` and ``OUT_DIR/old``; ``--rerun`` logs everything a second time (nothing changed: the
-incremental path).  Prints per module and pass the seconds of each MlflowClient method (calls, ms a
+incremental path); ``--servers`` logs to two tracking servers instead (e.g. ``mlflow server``
+on two ports).  Prints per module and pass the seconds of each MlflowClient method (calls, ms a
 call), the SQLite transactions and the total; compare the stores with benchmarks/tracking_compare.py.
 Runs on a shared machine are noisy: the two modules alternate which goes first at every job, so
 their ratio is what to read.
@@ -49,6 +50,7 @@ def main():
     ap.add_argument("--old", default=None, help="git revision of the other tracking module")
     ap.add_argument("--files", type=int, default=None)
     ap.add_argument("--rerun", action="store_true")
+    ap.add_argument("--servers", nargs=2, default=None, metavar=("URL_NEW", "URL_OLD"))
     args = ap.parse_args()
 
     t0 = time.perf_counter()
@@ -92,6 +94,8 @@ def main():
     for m in mods:
         (Path(args.out_dir) / m).mkdir(parents=True, exist_ok=True)
         uris[m] = f"sqlite:///{Path(args.out_dir).resolve() / m / 'mlflow.db'}"
+        if args.servers:
+            uris[m] = args.servers[0 if m == "new" else 1]
     for phase in ("first", "rerun") if args.rerun else ("first",):
         order = list(mods)
         for step, f in enumerate([None, *files, "link"]):

@@ -22,7 +22,8 @@ LAYERS = [
     {"learners", "spectrum"},
     {"selection"},
     {"methods"},
-    {"stats", "tracking", "tracking_layout"},
+    {"tracking_layout", "tracking_rest"},  # tracking's pure layout and its REST client
+    {"stats", "tracking"},
     {"report"},
     {"claims"},
     {"findings"},

@@ -1,8 +1,11 @@
 """MLflow at the grain people compare: one run per (study, data set, method, kernel, seed), the curves
 over a study's coords as metric histories, one job run per workflow job holding its result table.
 
-Every read and write goes through MLflow's own ``MlflowClient``; how a result row becomes a run (params,
-metric histories, key prefixes, tags) and comes back is :mod:`nystrom_bench.tracking_layout`.
+Reads and writes go through MLflow's own ``MlflowClient``, except against a tracking server, where
+:class:`nystrom_bench.tracking_rest.RestClient` makes the same calls without ``import mlflow`` (the
+measured exception of issue 38: that import is most of the logging cost on the cluster test's slice,
+see that module).  How a result row becomes a run (params, metric histories, key prefixes, tags) and
+comes back is :mod:`nystrom_bench.tracking_layout`; both clients log the same plan with the same calls.
 
 Layout
 ------
@@ -40,9 +43,10 @@ run (create 25, log_batch 44, log_inputs 15, set_terminated 13), searches 1 s; t
 client's era, interleaved job by job, 340 s (its searches 15 s).  Logging it again with nothing
 changed: 24 s (38 s).  A log_batch costs about 20 ms plus 0.35 ms an entry, so only fewer runs
 would cut the rest: a run per (data set, method, kernel) with the seeds as key prefixes costs 0.32x
-(benchmarks/tracking_log.py).  Against a tracking server each call is one request
-(``MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT`` is set while logging: otherwise ``set_terminated``
-fetches the run again to print its link), and a job's runs go 4 side by side.
+(benchmarks/tracking_log.py).  Against a tracking server each call is one request, and a job's runs
+go 4 side by side (through ``MlflowClient`` too, ``NYSTROM_BENCH_TRACKING_REST=0``:
+``MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT`` is set while logging, else ``set_terminated`` fetches the
+run again to print its link).
 
 Guarantees
 ----------
@@ -53,9 +57,9 @@ Guarantees
   otherwise it deletes every active run of that ``job_key`` first and logs the job again; a job run
   without its digest tag (an interrupted logging) is re-logged next time.  :func:`prune` deletes the
   runs of jobs no longer in a study.
-- Tracking servers: MLflow's client retries connection errors and 429/5xx with exponential back-off
-  (``MLFLOW_HTTP_REQUEST_MAX_RETRIES``, default 7, ``MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR``, default 2:
-  a server restart of a minute or two); this module retries "database is locked" and the like too.
+- Tracking servers: connection errors and 429/5xx are retried for 120 s (a server restart;
+  ``NYSTROM_BENCH_HTTP_RETRY_SECONDS``; through ``MlflowClient``: MLflow's own back-off,
+  ``MLFLOW_HTTP_REQUEST_MAX_RETRIES``); this module retries "database is locked" and the like too.
   A create retried after a lost reply may make a run twice: after logging a job, duplicates of its runs
   are deleted.  The experiment-creation race is handled by catching ``RESOURCE_ALREADY_EXISTS``.
 - Reading back: :func:`results_from_mlflow` turns a study's configuration runs into the tidy table of
@@ -80,16 +84,12 @@ from pathlib import Path
 
 from . import tracking_layout as layout
 from .results import ID_COLS, format_coord
-from .tracking_layout import (
-    ASSUMPTION_TAG,
-    CURVE_COORDS,
-    LEVEL_TAG,
-    OUTSIDE_SUFFIX,
-    describe,
-    rows_from_frame,
-    run_key,
-    run_name,
-)
+from .tracking_rest import RestClient, use_rest
+
+# the layout's public names, re-exported (this module's API before the layout had its own)
+ASSUMPTION_TAG, CURVE_COORDS, LEVEL_TAG, OUTSIDE_SUFFIX = (layout.ASSUMPTION_TAG, layout.CURVE_COORDS, layout.LEVEL_TAG,
+                                                           layout.OUTSIDE_SUFFIX)
+describe, rows_from_frame, run_key, run_name = layout.describe, layout.rows_from_frame, layout.run_key, layout.run_name
 
 __all__ = ["resolve_tracking_uri", "log_job", "run_key", "run_name", "format_coord", "active_runs", "prune",
            "results_from_mlflow", "rows_from_frame", "ui_link", "file_digest", "describe", "LEVEL_TAG", "log_report",
@@ -184,6 +184,16 @@ def _experiment_id(client, name, artifact_location, description=None):
     return exp_id
 
 
+def _entities(client):
+    """``(Metric, Param, dataset input)`` that ``client``'s calls take: MLflow's entities, or the REST
+    client's own."""
+    if isinstance(client, RestClient):
+        return client.Metric, client.Param, client.dataset_input
+    from mlflow.entities import Metric, Param
+
+    return Metric, Param, _dataset_input
+
+
 def _dataset_input(name, info):
     """An MLflow dataset input (name, digest, source) for the Dataset column and filter of the UI."""
     from mlflow.entities import Dataset, DatasetInput, InputTag
@@ -235,13 +245,21 @@ def _quiet_links():
 
 @contextmanager
 def _store(study, tracking_uri, lock=True):
-    """Yield ``(client, artifact_root)``: the ``MlflowClient`` of the store and where a SQLite store keeps
-    the study's artifacts (None: the server's default).  A SQLite store's inter-process lock is held
+    """Yield ``(client, artifact_root)``: the client of the store (``MlflowClient``, or
+    :class:`~nystrom_bench.tracking_rest.RestClient` for a server) and where a SQLite store keeps the
+    study's artifacts (None: the server's default).  A SQLite store's inter-process lock is held
     throughout if ``lock`` is true."""
-    from mlflow.tracking import MlflowClient
-
     uri = _absolute(tracking_uri or resolve_tracking_uri())
     db = _sqlite_path(uri)
+    if use_rest(uri):
+        client = RestClient(uri)
+        try:
+            yield client, None
+        finally:
+            client.close()
+        return
+    from mlflow.tracking import MlflowClient
+
     if db is None:
         with _quiet_links() if _remote(uri) else nullcontext():
             yield MlflowClient(tracking_uri=uri), None
@@ -253,6 +271,8 @@ def _store(study, tracking_uri, lock=True):
         if lock and not db.exists():
             for side in ("-wal", "-shm"):  # left by a killed writer before the store was deleted
                 Path(str(db) + side).unlink(missing_ok=True)
+        from mlflow.tracking import MlflowClient
+
         client = MlflowClient(tracking_uri=uri)
         if lock:  # writers only: a reader leaves the store as it is
             _tune_sqlite(client, db)
@@ -355,15 +375,14 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
     if description is not None:
         description = f"{description}\n\n{describe(plans, metrics_info)}".strip()
     with _store(study, tracking_uri) as (client, artifact_root):
-        from mlflow.entities import Metric, Param
-
+        Metric, Param, dataset_input = _entities(client)
         exp_id = _retry(lambda: _experiment_id(client, study, artifact_root, description), "create experiment")
         done = _logged_job(client, exp_id, job_key, digest, [p["key"] for p in plans])
         if done is not None:
             log.info("%s: logged already (result digest %s)", job_key, digest[:12])
             return done
         _delete(client, _search_all(client, exp_id, _job_filter(job_key)))
-        inputs = {name: _dataset_input(name, info) for name, info in (datasets or {}).items()}
+        inputs = {name: dataset_input(name, info) for name, info in (datasets or {}).items()}
         now = int(time.time() * 1000)
 
         def log_run(plan):  # the 4 calls of the module docstring
@@ -556,9 +575,13 @@ def ui_link(study, tracking_uri=None, ui=None):
         return None
     if ui is None:
         ui = uri if _remote(uri) else DEFAULT_UI
-    from mlflow.tracking import MlflowClient
+    if use_rest(uri):
+        client = RestClient(uri)
+    else:
+        from mlflow.tracking import MlflowClient
 
-    exp = _retry(lambda: MlflowClient(tracking_uri=uri).get_experiment_by_name(study), "get experiment")
+        client = MlflowClient(tracking_uri=uri)
+    exp = _retry(lambda: client.get_experiment_by_name(study), "get experiment")
     if exp is None:
         return None
     return f"{ui.rstrip('/')}/#/experiments/{exp.experiment_id}/runs?workflowType=machine_learning"
