@@ -22,7 +22,7 @@ LAYERS = [
     {"learners", "spectrum"},
     {"selection"},
     {"methods"},
-    {"tracking_layout", "tracking_rest"},  # tracking's pure layout and its REST client
+    {"tracking_layout", "_tracking_rest"},  # tracking's pure layout and its REST client
     {"stats", "tracking"},
     {"report"},
     {"claims"},

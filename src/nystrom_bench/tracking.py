@@ -2,7 +2,7 @@
 over a study's coords as metric histories, one job run per workflow job holding its result table.
 
 Reads and writes go through MLflow's own ``MlflowClient``, except against a tracking server, where
-:class:`nystrom_bench.tracking_rest.RestClient` makes the same calls without ``import mlflow`` (the
+:class:`nystrom_bench._tracking_rest.RestClient` makes the same calls without ``import mlflow`` (the
 measured exception of issue 38: that import is most of the logging cost on the cluster test's slice,
 see that module).  How a result row becomes a run (params, metric histories, key prefixes, tags) and
 comes back is :mod:`nystrom_bench.tracking_layout`; both clients log the same plan with the same calls.
@@ -83,8 +83,8 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from . import tracking_layout as layout
+from ._tracking_rest import RestClient, use_rest
 from .results import ID_COLS, format_coord
-from .tracking_rest import RestClient, use_rest
 
 # the layout's public names, re-exported (this module's API before the layout had its own)
 ASSUMPTION_TAG, CURVE_COORDS, LEVEL_TAG, OUTSIDE_SUFFIX = (layout.ASSUMPTION_TAG, layout.CURVE_COORDS, layout.LEVEL_TAG,
@@ -246,7 +246,7 @@ def _quiet_links():
 @contextmanager
 def _store(study, tracking_uri, lock=True):
     """Yield ``(client, artifact_root)``: the client of the store (``MlflowClient``, or
-    :class:`~nystrom_bench.tracking_rest.RestClient` for a server) and where a SQLite store keeps the
+    :class:`~nystrom_bench._tracking_rest.RestClient` for a server) and where a SQLite store keeps the
     study's artifacts (None: the server's default).  A SQLite store's inter-process lock is held
     throughout if ``lock`` is true."""
     uri = _absolute(tracking_uri or resolve_tracking_uri())
