@@ -2,14 +2,16 @@
 
 :mod:`nystrom_bench.tracking` logs through ``MlflowClient`` everywhere except against a tracking server
 (``http(s)://``), where it uses :class:`RestClient`: the same calls (the part of ``MlflowClient`` it
-writes with), as MLflow's REST requests over keep-alive connections.  Why (``make test-cluster``, the
-slice krr/diabetes + gnkr_tiny/boston, 17 configuration runs + 2 job runs, 2026-11-26, a loaded
-2-core machine): through ``MlflowClient`` the track_runs jobs spent 15.3 s = 6.1% of the SLURM jobs'
-time (252 s) -- over the 5% the cluster test allows -- with the same 4 requests a run; nearly all of it
-is ``import mlflow`` (4-7 s a process there, about 1.5 s on a quiet machine; each study is a process).
-The same slice logged to a local ``mlflow server`` in fresh processes, the two clients interleaved:
-MlflowClient 7.1-10.4 s a study, this client 3.3-4.5 s (2.35x less), i.e. about 2.6% of that run's
-SLURM time.  Set ``NYSTROM_BENCH_TRACKING_REST=0`` to use ``MlflowClient`` against a server too.
+writes with), as MLflow's REST requests over keep-alive connections.  Why: ``make test-cluster`` (the
+slice krr/diabetes + gnkr_tiny/boston, 17 configuration runs + 2 job runs; 2026-11-26, a 2-core
+machine at load 12), the same 4 requests a run with either client (137-142 in all): through
+``MlflowClient`` the track_runs jobs spent 15.3 s = 6.1% of the SLURM jobs' 252 s, over the 5% the
+test allows; through this client 13.0 s = 4.7% of 276 s.  The difference is mostly ``import mlflow``
+(4-7 s a process at that load, about 1.5 s quiet; each study is a process): the same slice logged to a
+local ``mlflow server`` in fresh processes, the clients interleaved, took 7.1-10.4 s a study through
+``MlflowClient`` and 2.7-4.5 s through this client.  On a quiet machine this client's share was
+3.4-3.5% (docs, "Running on a cluster"); 1.5 s more a study would put it near 7%.  Set
+``NYSTROM_BENCH_TRACKING_REST=0`` to use ``MlflowClient`` against a server too.
 
 Auth as MLflow reads it: ``MLFLOW_TRACKING_TOKEN`` or ``MLFLOW_TRACKING_USERNAME`` /
 ``MLFLOW_TRACKING_PASSWORD``; ``MLFLOW_TRACKING_INSECURE_TLS``.  Connection errors, 429 and 5xx are
