@@ -155,6 +155,8 @@ TARGETS = {
 SPLIT: dict[str, tuple[float, float]] = {
     "run:gnkr": (0.744, 0.053),  # gnkr/gnkr_f1 seed 0: 54.0 / 128.1 / 66.9 CPU-s (native / BLAS / exp)
     "run:krr": (0.826, 0.022),  # krr/gnkr_f1 seeds 0-1: 3.50 / 8.89 / 3.81 CPU-s
+    "run:gen_nystrom": (0.408, 0.066),  # gen_nystrom_labels/segment seed 0: 46.2 / 95.7 / 58.7 CPU-s
+    "run:consistency": (0.369, 0.007),  # consistency_mcm/mcm_grid_40 seed 0: 26.9 / 51.2 / 28.3 CPU-s
 }
 SPLIT_BASIS = "project.py calibrate, 2026-11-26, 2-core Xeon (AVX-512) shared with other work"
 
