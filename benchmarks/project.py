@@ -10,9 +10,10 @@ wall seconds ``s`` and ``cpu_time`` of every job), its Snakemake logs ``RUN_DIR/
 study kind of each run job), plus this machine's per-core rates measured now (:func:`core_rates`).
 
 Model (issue 39, item 5). A job's time on this machine, quiet, is ``q`` (:func:`quiet_seconds`: a run
-job's CPU seconds; for the other steps, whose waits for the disk are no CPU time, and for jobs whose
-CPU time misses forked children, the wall seconds over the run's contention). It splits into three parts by its rule kind (:data:`SPLIT`, measured by
-``calibrate``): the part that scales with BLAS (GEMM GFLOP/s per core), the part that scales with
+job's CPU seconds, corrected for Snakemake's sampling (:func:`sampled_cpu`); for the other steps,
+whose waits for the disk are no CPU time, and for jobs whose CPU time misses forked children, the wall
+seconds over the contention of the computing jobs beside them). It splits into three parts by its
+rule kind (:data:`SPLIT`, measured by ``calibrate``; kinds not calibrated count as rest): the part that scales with BLAS (GEMM GFLOP/s per core), the part that scales with
 numpy's float64 ``exp`` (the part that grows when numpy's AVX-512 loops are switched off) and the
 rest (interpreter, pandas, MLflow, I/O: scales with the machine's scalar speed). On a machine M::
 
@@ -33,7 +34,12 @@ the same process. Two differences, two unknowns: ``a_gemm = (t_blas - t_native) 
 
 Timings on a shared machine are noisy: every time here is process CPU time (children included),
 not wall time, and the rates are CPU-time rates of one core, so that the load of other processes
-changes them less.
+changes them less; even so, single rate measurements on the loaded 2-core machine varied by +-20%,
+so the projection is printed with the rates measured now and with :data:`REFERENCE`'s.
+
+``validate`` projects a run of 67f70e1's default config onto the kinds with measured runs of that
+config (:data:`MEASURED`: issue 39's slowest kind, the README's AVX-512 EPYC native and emulated) and
+prints the ratios between runs of one machine, where the kinds' unmeasured ``py`` cancels.
 """
 
 from __future__ import annotations
