@@ -1,7 +1,7 @@
 # Stage 3: one job per study x data set (or finer: `split_jobs: method`) runs every
 # method x kernel x seed x coord of its slice of the study (one process per job keeps
 # orchestration overhead low; see docs/developer/workflow.md, "Job granularity"), writes one tidy result
-# file (MLflow is logged once per study by the aggregate step). A job depends only on its own
+# file (MLflow is logged once per study by its track_runs step). A job depends only on its own
 # config slice.
 rule run:
     input:
