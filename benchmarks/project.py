@@ -165,8 +165,10 @@ SPLIT: dict[str, tuple[float, float]] = {
     "run:consistency": (0.369, 0.007),  # consistency_mcm/mcm_grid_40 seed 0: 26.9 / 51.2 / 28.3 CPU-s
     "run:scale": (0.134, 0.0),  # scale/scalable, cells at n = 5000 (2 threads): 62.2 / 86.9 / 60.6 CPU-s
     "run:samplers": (0.008, 0.010),  # samplers/pima seed 0: 2.72 / 2.79 / 2.78 CPU-s
+    "run:integration": (0.401, 0.010),  # integration/satimage seed 0: 7.91 / 13.54 / 8.57 CPU-s
+    "run:selection": (0.0, 0.0),  # selection/concrete seed 0: 3.18 / 3.02 / 2.14 CPU-s (noise: all rest)
     # krc/vehicle seeds 0-1 took 0.44 CPU-s: too short to split (0.5 s of numba's first use in the exp
-    # environment), so krc counts as rest, as do the kinds not calibrated (selection, integration)
+    # environment), so krc counts as rest
 }
 SPLIT_BASIS = "project.py calibrate, 2026-11-26, 2-core Xeon (AVX-512) shared with other work"
 
