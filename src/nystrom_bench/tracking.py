@@ -40,8 +40,9 @@ A configuration run is 4 calls, the fewest MLflow allows: ``create_run`` (with e
 SqlAlchemyStore, and that is nearly all of the time: the samplers study of the default config (20
 jobs, 2,800 runs of 15 params and 30 metric points) took 296 s on a loaded 2-core machine, 97 ms a
 run (create 25, log_batch 44, log_inputs 15, set_terminated 13), searches 1 s; the previous version
-of this module, interleaved job by job (benchmarks/tracking_log.py), 340 s (its searches 15 s).
-Logging it again with nothing changed: 24 s (38 s).  A log_batch costs about 20 ms plus 0.35 ms an
+of this module, interleaved job by job (benchmarks/tracking_log.py), 340 s, its searches 15 s (at a
+lower load, 15 of the jobs: 141 s against 137 s, searches 0.4 s against 6.4 s).  Logging it again
+with nothing changed: 24 s against 38 s (6 s against 12 s).  A log_batch costs about 20 ms plus 0.35 ms an
 entry, so only fewer runs would cut the rest: one run per (data set, method, kernel) with the seeds
 as key prefixes (150 points, 75 params) took 0.32x the time of its five runs.  Against a tracking server each call is one request, and a job's runs
 go 4 side by side (through ``MlflowClient`` too, ``NYSTROM_BENCH_TRACKING_REST=0``:
