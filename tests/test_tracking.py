@@ -282,6 +282,64 @@ def test_reading_back_gives_the_result_table(tmp_path, uri):
         assert json.loads(got) == exp
 
 
+def _sampler_rows(dataset="wine", seeds=(0, 1, 2)):
+    """Samplers-like rows: the curve over m, a data property per seed, the rank along m."""
+    return [{"dataset": dataset, "method": method, "kernel": "median", "seed": seed, "coords": {"m": m},
+             "params": {"sampler": method, "rank": m, "prop_decay": 0.1 * (seed + 1), "n_train": 60},
+             "metrics": {"trace_error": 1 / m + seed + (method == "kmeans"), "sampling_seconds": 1e-3 * m}}
+            for method in ("uniform", "kmeans") for seed in seeds for m in (5, 10, 20)]
+
+
+def test_a_folded_study_logs_a_run_per_configuration_and_reads_back(tmp_path, uri, client):
+    """``fold=("seed",)`` (the samplers kind's ``tracking_fold``): a run per data set x method x kernel,
+    the table comes back, logging again is skipped, a changed file or an unfolded store is logged
+    again, and prune drops the folded runs of a job."""
+    table = results.frame("smp", _sampler_rows(), ("m",))
+    table.loc[0, "trace_error"] = float("inf")
+    table.to_csv(tmp_path / "wine.csv", index=False)
+    rows = tracking.rows_from_frame(results.read_results(tmp_path / "wine.csv"), ("m",))
+    tracking.log_job("smp", "smp/wine", rows, tracking_uri=uri, coords=("m",))  # unfolded first: 6 runs
+    assert len(tracking.active_runs("smp", uri)) == 6
+    ids = tracking.log_job("smp", "smp/wine", rows, result_file=tmp_path / "wine.csv", tracking_uri=uri,
+                           coords=("m",), fold=("seed",))
+    runs = tracking.active_runs("smp", uri)
+    assert sorted(runs["run_id"]) == sorted(ids) and len(ids) == 2
+    assert sorted(runs["tags.run_key"]) == ["smp/wine/kmeans/median", "smp/wine/uniform/median"]
+    assert sorted(runs["tags.mlflow.runName"]) == ["wine · kmeans · median", "wine · uniform · median"]
+    run = client.get_run(ids[0])  # uniform
+    assert run.data.params["seed"] == "[0, 1, 2]" and run.data.params["seed:2/prop_decay"] == "0.30000000000000004"
+    assert run.data.params["n_train"] == "60" and "prop_decay" not in run.data.params
+    assert _history(client, ids[0], "seed:1/trace_error") == [(0, 1.2), (1, 1.1), (2, 1.05)]
+    assert run.data.metrics["mean/sampling_seconds"] == pytest.approx(1e-3 * 35 / 3)
+    back = tracking.results_from_mlflow("smp", uri)
+    keys = [*results.ID_COLS, "m"]
+    want = results.read_results(tmp_path / "wine.csv").sort_values(keys).reset_index(drop=True)
+    assert list(back.columns) == list(want.columns) and np.isinf(back["trace_error"]).sum() == 1
+    pd.testing.assert_frame_equal(back.drop(columns="params"), want.drop(columns="params"), check_dtype=False)
+    assert [json.loads(p) for p in back["params"]] == [json.loads(p) for p in want["params"]]
+    again = tracking.log_job("smp", "smp/wine", rows, result_file=tmp_path / "wine.csv", tracking_uri=uri,
+                             coords=("m",), fold=("seed",))
+    assert again == ids and len(tracking.active_runs("smp", uri, level=None)) == 3  # skipped: 2 + the job run
+    rows[0]["metrics"]["sampling_seconds"] = 9.0
+    table = results.frame("smp", rows, ("m",))
+    table.to_csv(tmp_path / "wine.csv", index=False)
+    new = tracking.log_job("smp", "smp/wine", rows, result_file=tmp_path / "wine.csv", tracking_uri=uri,
+                           coords=("m",), fold=("seed",))
+    assert set(new).isdisjoint(ids) and len(tracking.active_runs("smp", uri, level=None)) == 3
+    assert tracking.results_from_mlflow("smp", uri)["sampling_seconds"].max() == 9.0
+    tracking.log_job("smp", "smp/iris", _sampler_rows("iris", (0,)), tracking_uri=uri, coords=("m",), fold=("seed",))
+    assert tracking.prune("smp", ["smp/iris"], tracking_uri=uri) == 3
+    assert sorted(tracking.active_runs("smp", uri)["tags.run_key"]) == ["smp/iris/kmeans/median",
+                                                                         "smp/iris/uniform/median"]
+
+
+def test_the_samplers_kind_folds_its_seeds():
+    from nystrom_bench import studies
+
+    assert studies.get("samplers").tracking_fold == ("seed",)
+    assert studies.get("krr").tracking_fold == ()
+
+
 def test_without_coords_every_row_is_a_run(uri):
     rows = _rows("d", 2)
     ids = tracking.log_job("s", "s/d", rows, tracking_uri=uri)
@@ -355,6 +413,7 @@ def test_old_runs_without_level_count_as_configuration_runs(uri, client):
 
 @pytest.mark.parametrize(("key", "expected"), [
     (("a", "b", "c", "d", 1), "a/b/c/d/seed1"),
+    (("a", "b", "c", "d", None), "a/b/c/d"),  # a run that folds its seeds
     (("a", "b", "c", "d", 1, {}), "a/b/c/d/seed1"),
     (("a", "b", "c", "d", 1, {"m": 300, "lam": 1e-15}), "a/b/c/d/seed1/m=300/lam=1e-15"),
     (("a", "b", "c", "d", 1, {"lam": 1.0000001e-15}), "a/b/c/d/seed1/lam=1.0000001e-15"),

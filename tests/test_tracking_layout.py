@@ -43,11 +43,18 @@ def _histories(plan):
     return hist
 
 
-def test_plan_then_records_gives_the_result_table_back():
+@pytest.mark.parametrize("fold", [(), ("seed",)])
+def test_plan_then_records_gives_the_result_table_back(fold):
     rows = _rows()
+    for r in rows:  # a data property of the seed's training part: one value per seed
+        r["params"]["prop_decay"] = 0.25 + r["seed"]
     table = results.frame("cons", rows, COORDS)
-    plans = layout.plan("cons", layout.rows_from_frame(table, COORDS), COORDS)
-    assert [p["key"] for p in plans] == [f"cons/bupa/{m}/gaussian/seed{s}" for m in ("uniform", "mcm") for s in (0, 1)]
+    plans = layout.plan("cons", layout.rows_from_frame(table, COORDS), COORDS, fold)
+    if fold:
+        assert [p["key"] for p in plans] == [f"cons/bupa/{m}/gaussian" for m in ("uniform", "mcm")]
+    else:
+        assert [p["key"] for p in plans] == [f"cons/bupa/{m}/gaussian/seed{s}" for m in ("uniform", "mcm")
+                                             for s in (0, 1)]
     recs = [rec for p in plans for rec in layout.records("cons", p["params"], p["tags"], _histories(p))[0]]
     back = pd.DataFrame.from_records(recs)
     keys = [*results.ID_COLS, *COORDS[:2]]
@@ -79,6 +86,33 @@ def test_a_run_plan_holds_the_layout_of_the_docstring():
     assert json.loads(tags[layout.VARYING_TAG]) == {"gamma": "float", "n_landmarks": "int"}
     assert json.loads(tags[layout.DROPPED_TAG]) == ["path"]
     assert tags[layout.ASSUMPTION_TAG] == "2 of 6 results: MCM off its grid"
+
+
+def test_a_folded_run_holds_every_seed_under_its_prefix():
+    """``tracking_fold = ("seed",)``: one run per data set x method x kernel, the seeds as the first key
+    prefix, the per-seed params as ``seed:<k>/`` params, ``mean/`` over the seeds and the curve."""
+    rows = layout.rows_from_frame(results.frame("cons", _rows(), COORDS), COORDS)
+    for r in rows:
+        r["params"]["prop_decay"] = 0.25 + r["seed"]
+    plans = layout.plan("cons", rows, COORDS, fold=["seed"])
+    plan = plans[1]  # mcm, seeds 0 and 1
+    assert plan["name"] == "bupa · mcm · gaussian" and plan["key"] == "cons/bupa/mcm/gaussian"
+    assert plan["params"]["seed"] == "[0, 1]" and plan["curve"] == "log2_gamma"
+    assert plan["params"]["seed:0/prop_decay"] == "0.25" and plan["params"]["seed:1/prop_decay"] == "1.25"
+    assert "prop_decay" not in plan["params"] and plan["params"]["split.test_fraction"] == "0.5"
+    metrics = {(k, s): v for k, v, s in plan["metrics"]}
+    assert metrics[("seed:1/criterion:c_ipe/relative_gap", 0)] == pytest.approx(0.3 + 1 + 1)
+    assert metrics[("seed:0/criterion:c_ree/param.gamma", 1)] == 0.5
+    # steps 0, 1 of seeds 0 and 1 (step 2 is outside the assumptions: a key of its own)
+    assert metrics[("mean/criterion:c_ree/relative_gap", 0)] == pytest.approx((0.3 + 0.1 + 1.3 + 1.1) / 4)
+    assert not any(k.startswith("mean/seed:") for k, _ in metrics)
+    assert json.loads(plan["tags"][layout.FOLD_TAG]) == ["seed"]
+    assert plan["tags"][layout.ASSUMPTION_TAG] == "4 of 12 results: MCM off its grid"
+    assert "one run per data set x method x kernel, named 'data set · method · kernel'" in layout.describe(plans)
+    assert all(layout.FOLD_TAG not in p["tags"] for p in layout.plan("cons", rows, COORDS))
+    # only the seeds can be folded
+    with pytest.raises(ValueError, match=r"tracking_fold \['kernel'\]"):
+        layout.plan("cons", rows, COORDS, fold=("kernel",))
 
 
 def test_batches_keep_mlflows_limits_and_lose_nothing():

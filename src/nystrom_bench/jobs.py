@@ -211,7 +211,7 @@ def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri
         tracking.log_job(study, job_key, rows, result_file=out_csv, tracking_uri=tracking_uri,
                          tags=_tracking_tags(config_hash), job_params=_job_params(job_cfg),
                          description=f"{title}\n\n{kind.description}".strip(), datasets=inputs,
-                         coords=kind.coords, metrics_info=kind.metrics)
+                         coords=kind.coords, metrics_info=kind.metrics, fold=kind.tracking_fold)
     t2 = time.perf_counter()
     if log:
         log.info("compute_seconds=%.3f tracking_seconds=%.3f results=%d", t1 - t0, t2 - t1, len(rows))
@@ -251,7 +251,7 @@ def track_study_runs(study, inputs, job_keys, tracking_uri, block, log=None, dat
             study, job_key, rows, result_file=path, tracking_uri=tracking_uri,
             tags=_tracking_tags(provenance.config_hash(job_cfg)), job_params=_job_params(job_cfg),
             description=description, datasets={d: infos[d] for d in job_cfg["datasets"] if d in infos},
-            coords=coords, metrics_info=kind.metrics) or [])
+            coords=coords, metrics_info=kind.metrics, fold=kind.tracking_fold) or [])
     link = tracking.ui_link(study, tracking_uri)
     print(f"MLflow runs of {study}: {link}", flush=True)
     if log:

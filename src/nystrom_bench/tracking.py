@@ -20,7 +20,9 @@ Layout
   runs, so the runs table (newest first) shows it as the heading of its runs.
 - **Configuration runs** (``nystrom_bench.level = config``, tag ``job_key`` = their job's), one per
   (study, data set, method, kernel, seed), each with its data set as a dataset input; their params,
-  metrics and tags: :mod:`nystrom_bench.tracking_layout`.
+  metrics and tags: :mod:`nystrom_bench.tracking_layout`.  A study kind with ``tracking_fold =
+  ("seed",)`` (``samplers``) logs one per (study, data set, method, kernel), its seeds as metric-key
+  prefixes (``seed:0/trace_error``): see "Folded seeds" in that module.
 - **Report runs** (``nystrom_bench.level = report``, name ``<study> · report``), one per study, logged
   by the workflow's last step (:func:`log_report`): the study's PDF, figures and claims as artifacts,
   the claims' verdicts as its description and as tags ``claim.<id>``; no metrics, no ``job_key``.  The
@@ -332,7 +334,7 @@ def _logged_job(client, exp_id, job_key, digest, keys):
 
 
 def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=None, job_params=None,
-            description=None, datasets=None, coords=None, metrics_info=None, digest=None):
+            description=None, datasets=None, coords=None, metrics_info=None, digest=None, fold=()):
     """Log one workflow job: a job run and one configuration run per (data set, method, kernel, seed).
 
     Parameters
@@ -363,13 +365,16 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
         ``{metric: (label, lower_is_better)}`` for the description.
     digest : str, optional
         The result file's digest (default: computed from ``result_file``).
+    fold : sequence of str, optional
+        The study kind's ``tracking_fold``: ``("seed",)`` logs one run per (data set, method, kernel),
+        the seeds as key prefixes (:mod:`nystrom_bench.tracking_layout`, "Folded seeds").
 
     Returns
     -------
     list of str
         The ids of the configuration runs, in the order their identities first appear in ``results``.
     """
-    plans = layout.plan(study, results, coords)
+    plans = layout.plan(study, results, coords, fold)
     extra = {k: str(v) for k, v in (tags or {}).items()}
     if digest is None and result_file is not None:
         digest = file_digest(result_file)

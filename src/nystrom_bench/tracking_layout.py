@@ -41,10 +41,25 @@ kind (default config):
 - ``selection`` (coord criterion, categorical): no curve; ``criterion:c_ree/test_mse`` etc.
 - ``integration``: curves over the landmark ``ratio``, one per integration step
   (``integration:gsa/test_accuracy``); the exact machine (no ratio) logs single values.
-- ``gen_nystrom``: curves over the number of labels; ``samplers``: curves over m.
+- ``gen_nystrom``: curves over the number of labels.
+- ``samplers`` (``tracking_fold = ("seed",)``, see "Folded seeds"): one run per data set x method x
+  kernel, curves over m, one key section per seed (``seed:0/trace_error``).
 - ``scale`` (coords n, m): time, memory and error over ``n``, one curve per landmark count
   (``m:1500/fit_time``), so one chart holds every solver at one m; with m in the run identity a
   solver's curves would be split over two runs.
+
+Folded seeds: a study kind whose ``tracking_fold`` is ``("seed",)`` logs one run per (data set, method,
+kernel), named ``boston · uniform · median`` with ``run_key`` ``study/dataset/method/kernel``, because a
+run costs about 100 ms on a SQLite store whatever its size (:mod:`nystrom_bench.tracking`, "Cost"):
+five runs' worth of metrics in one run took about a third of the time.  The seed is then a key prefix
+like the other non-curve coords, first: ``seed:0/trace_error`` (a chart section per seed); the param
+``seed`` lists the seeds (``[0, 1, 2, 3, 4]``); a param with one value per seed that differs between
+seeds (a data property of the seed's training part) is a param ``seed:0/prop_decay``; the headline
+``mean/<key>`` is the mean over the seeds and the curve (the other coords' prefixes kept:
+``mean/criterion:c_ree/gap``), one column in the runs table per metric.  What the user loses: a seed is
+no run, so the UI's "Group by" cannot aggregate over seeds and a seed cannot be filtered or selected as
+a row; the per-seed values are in the ``seed:<k>/`` sections, every row in the job's result table.
+:func:`records` gives the rows back with their seeds (tag ``nystrom_bench.folded``).
 """
 
 from __future__ import annotations
@@ -57,7 +72,7 @@ import re
 
 from .results import ASSUMPTION, ID_COLS, assumption_label, format_coord
 
-__all__ = ["CURVE_COORDS", "LAYOUT", "LEVEL_TAG", "OUTSIDE_SUFFIX", "ASSUMPTION_TAG", "run_key", "run_name",
+__all__ = ["CURVE_COORDS", "FOLDABLE", "LAYOUT", "LEVEL_TAG", "OUTSIDE_SUFFIX", "ASSUMPTION_TAG", "run_key", "run_name",
            "plan", "describe", "batches", "rows_from_frame", "records"]
 
 LEVEL_TAG = "nystrom_bench.level"
@@ -69,6 +84,10 @@ CURVE_TAG, COORDS_TAG, STEPS_TAG = "nystrom_bench.curve", "nystrom_bench.coords"
 VARYING_TAG, DROPPED_TAG, NONFINITE_TAG = ("nystrom_bench.varying_params", "nystrom_bench.dropped_params",
                                            "nystrom_bench.nonfinite")
 LAYOUT_TAG = "nystrom_bench.layout"
+#: the identity columns a run folds into its metric keys (JSON list; absent: none)
+FOLD_TAG = "nystrom_bench.folded"
+#: identity columns a study kind may fold (``Study.tracking_fold``): the seeds
+FOLDABLE = ("seed",)
 PARAM_LEAF, MEAN = "param.", "mean/"
 #: the metric-key suffix of results outside their method's assumptions; the run's tags
 OUTSIDE_SUFFIX = "_outside_assumptions"
@@ -85,18 +104,29 @@ def _coord_suffix(coords):
     return "".join(f"/{name}={format_coord(v)}" for name, v in (coords or {}).items())
 
 
-def run_key(study, dataset, method, kernel, seed, coords=None):
-    """The deterministic identity of a configuration run: ``study/dataset/method/kernel/seed<seed>``.
+def run_key(study, dataset, method, kernel, seed=None, coords=None):
+    """The deterministic identity of a configuration run: ``study/dataset/method/kernel/seed<seed>``;
+    ``study/dataset/method/kernel`` for a run that folds its seeds (``seed=None``).
 
     With ``coords``, ``/name=value`` follows for each (values through :func:`format_coord`): the
     identity of one result row.
     """
-    return f"{study}/{dataset}/{method}/{kernel}/seed{seed}" + _coord_suffix(coords)
+    return f"{study}/{dataset}/{method}/{kernel}" + ("" if seed is None else f"/seed{seed}") + _coord_suffix(coords)
 
 
-def run_name(dataset, method, kernel, seed):
-    """The name a configuration run shows in the UI: ``boston · adapt_ms · gaussian · seed 0``."""
-    return f"{dataset} · {method} · {kernel} · seed {seed}"
+def run_name(dataset, method, kernel, seed=None):
+    """The name a configuration run shows in the UI: ``boston · adapt_ms · gaussian · seed 0``
+    (``boston · adapt_ms · gaussian`` for a run that folds its seeds, ``seed=None``)."""
+    return f"{dataset} · {method} · {kernel}" + ("" if seed is None else f" · seed {seed}")
+
+
+def _check_fold(fold):
+    fold = tuple(fold or ())
+    bad = [c for c in fold if c not in FOLDABLE]
+    if bad:
+        raise ValueError(f"tracking_fold {bad}: a configuration run can fold only {list(FOLDABLE)} into its metric "
+                         "keys; remove the others from the study kind's tracking_fold")
+    return tuple(c for c in FOLDABLE if c in fold)
 
 
 def _is_number(v):
@@ -195,21 +225,25 @@ def _assumption_tag(reasons, n_rows):
     return f"{len(reasons)} of {n_rows} results: {'; '.join(labels)}"[:MAX_PARAM]
 
 
-def plan(study, results, coords):
+def plan(study, results, coords, fold=()):
     """Group result rows into configuration runs.
 
     Returns ``[{"key", "name", "dataset", "params", "metrics", "tags", "curve"}]`` in the order the
     identities first appear: ``params`` and ``tags`` as ``{name: text}``, ``metrics`` as
-    ``[(key, value, step)]`` (finite values only).  A ValueError names a coord that shadows the
-    identity or a metric, or cannot be part of a metric key.
+    ``[(key, value, step)]`` (finite values only).  ``fold`` (the study kind's ``tracking_fold``, a
+    subset of :data:`FOLDABLE`) names identity columns that are no part of a run's identity but key
+    prefixes (``seed:0/``; module docstring, "Folded seeds").  A ValueError names a coord that shadows
+    the identity or a metric, or cannot be part of a metric key, or a column that cannot be folded.
     """
+    fold = _check_fold(fold)
     groups = {}
     for res in results:
         rc = res.get("coords") or {}
         clash = set(rc) & set(ID_COLS)
         if clash:
             raise ValueError(f"coords may not be named {sorted(clash)}: {res}")
-        groups.setdefault((res["dataset"], res["method"], res["kernel"], res["seed"]), []).append(res)
+        ident = (res["dataset"], res["method"], res["kernel"], None if "seed" in fold else res["seed"])
+        groups.setdefault(ident, []).append(res)
     coords = list(coords or [])
     for res in results:
         coords += [c for c in (res.get("coords") or {}) if c not in coords]
@@ -222,18 +256,26 @@ def plan(study, results, coords):
         vals = {float(v) for res in results for v in [(res.get("coords") or {}).get(c)] if _is_number(v)
                 and not _missing(v)}
         grids[c] = {v: i for i, v in enumerate(sorted(vals))}
-    return [_plan_run(study, ident, rows, coords, grids) for ident, rows in groups.items()]
+    return [_plan_run(study, ident, rows, coords, grids, fold) for ident, rows in groups.items()]
 
 
-def _plan_run(study, ident, rows, coords, grids):
+def _plan_run(study, ident, rows, coords, grids, fold=()):
     dataset, method, kernel, seed = ident
     curve = _choose_curve(rows, coords)
     flat = [_flatten(r.get("params", {})) for r in rows]
-    common, varying = {}, {}
+    # a folded column's prefix per row (``seed:0/``), before the study's coords in every key
+    folds = ["".join(_key_part(c, r[c]) + "/" for c in fold) for r in rows]
+    common, varying, per_fold = {}, {}, {}
     for name in dict.fromkeys(k for f in flat for k in f):
         texts = {_param_text(f[name]) if name in f else None for f in flat}
         if len(texts) == 1 and None not in texts:
             common[name] = texts.pop()
+            continue
+        by_fold = {}
+        for f, fp in zip(flat, folds, strict=True):
+            by_fold.setdefault(fp, set()).add(_param_text(f[name]) if name in f else None)
+        if fold and all(len(t) == 1 and None not in t for t in by_fold.values()):  # one value per seed
+            per_fold.update({fp + name: t.pop() for fp, t in by_fold.items()})
         else:
             varying[name] = [f.get(name) for f in flat]
     numeric = {n: ("int" if all(isinstance(v, numbers.Integral) for v in vs if v is not None) else "float")
@@ -241,17 +283,20 @@ def _plan_run(study, ident, rows, coords, grids):
                if all(v is None or _is_number(v) for v in vs) and any(v is not None for v in vs)}
     dropped = sorted(set(varying) - set(numeric))
     params = {"study": study, "dataset": dataset, "method": method, "kernel": kernel, "seed": str(seed)}
+    for c in fold:  # the folded values, in the order they appear: seed = [0, 1, 2]
+        params[c] = json.dumps(list(dict.fromkeys(r[c] for r in rows)), default=str)
     for name, text in common.items():
         params[PARAM_LEAF + name if name in params else name] = text
+    params.update(per_fold)
 
-    metrics, nonfinite, seen, curve_points, outside = [], {}, set(), {}, {}
-    for res, f in zip(rows, flat, strict=True):
+    metrics, nonfinite, seen, curve_points, outside, by_key = [], {}, set(), {}, {}, {}
+    for res, f, fp in zip(rows, flat, folds, strict=True):
         rc = res.get("coords") or {}
         step = grids[curve][float(rc[curve])] if curve else 0
         if curve:
             curve_points[step] = float(rc[curve])
-        prefix = "".join(_key_part(c, rc[c]) + "/" for c in coords
-                         if c != curve and c in rc and not _missing(rc[c]))
+        rest = "".join(_key_part(c, rc[c]) + "/" for c in coords if c != curve and c in rc and not _missing(rc[c]))
+        prefix = fp + rest
         if (prefix, step) in seen:
             log.warning("%s: two results at %s step %d (the same identity and coords); both logged",
                         run_key(study, *ident), prefix or "(no prefix)", step)
@@ -268,18 +313,18 @@ def _plan_run(study, ident, rows, coords, grids):
             v = float(v)
             if math.isfinite(v):
                 metrics.append((prefix + k, v, step))
+                if not k.startswith(PARAM_LEAF):  # the headline: the mean over the curve and the folded seeds
+                    by_key.setdefault(rest + k, []).append(v)
             elif not math.isnan(v):
                 nonfinite[f"{prefix}{k}@{step}"] = repr(v)
     if curve:
         metrics += [(curve, v, s) for s, v in sorted(curve_points.items())]
-    if len(curve_points) >= 2:
-        by_key = {}
-        for k, v, _ in metrics:
-            if k != curve and not k.rsplit("/", 1)[-1].startswith(PARAM_LEAF):
-                by_key.setdefault(k, []).append(v)
+    if len(curve_points) >= 2 or len(set(folds)) >= 2:
         metrics += [(MEAN + k, sum(vs) / len(vs), 0) for k, vs in by_key.items()]
     tags = {LEVEL_TAG: "config", "run_key": run_key(study, *ident), COORDS_TAG: json.dumps(coords),
             CURVE_TAG: curve or "", STEPS_TAG: str(len(curve_points)), LAYOUT_TAG: LAYOUT}
+    if fold:
+        tags[FOLD_TAG] = json.dumps(list(fold))
     if numeric:
         tags[VARYING_TAG] = json.dumps(numeric)
     if dropped:
@@ -302,13 +347,21 @@ def describe(plans_or_curves, metrics=None):
     curves = sorted({p["curve"] for p in plans_or_curves if p.get("curve")})
     keyed = sorted({k.split(":", 1)[0] for p in plans_or_curves for k, _, _ in p["metrics"] if ":" in k
                     and not k.startswith(MEAN)})
-    lines = ["How to read the runs: one run per data set x method x kernel x seed, named "
-             "'data set · method · kernel · seed', grouped under the run of the job that made them "
-             "(its artifact: every result row)."]
+    folded = any(FOLD_TAG in p.get("tags", {}) for p in plans_or_curves)
+    if folded:
+        lines = ["How to read the runs: one run per data set x method x kernel, named 'data set · method · kernel', "
+                 "its seeds folded into the metric keys ('seed:0/<metric>', a chart section per seed; the UI's "
+                 "Group by cannot pool seeds), grouped under the run of the job that made them (its artifact: "
+                 "every result row). mean/<metric> is the mean over the seeds" + (" and the curve." if curves else
+                                                                                  ".")]
+    else:
+        lines = ["How to read the runs: one run per data set x method x kernel x seed, named "
+                 "'data set · method · kernel · seed', grouped under the run of the job that made them "
+                 "(its artifact: every result row)."]
     if curves:
         lines.append(f"Curves over {', '.join(curves)} are metric histories: open a run's Model metrics, or "
                      f"the Chart view (X axis: Step, or the metric {' / '.join(curves)} itself); step i is the "
-                     "i-th smallest value. mean/<metric> is the mean over the curve.")
+                     "i-th smallest value." + ("" if folded else " mean/<metric> is the mean over the curve."))
     if keyed:
         lines.append(f"Metric keys start with the other coords ({', '.join(keyed)}), e.g. 'criterion:c_ree/...'; "
                      "the Chart view groups them into sections by that prefix.")
@@ -364,11 +417,17 @@ def records(study, params, tags, history):
     curve_at = {s: v for v, s in history.pop(curve, [])} if curve else {}
     varying = json.loads(tags.get(VARYING_TAG, "{}"))
     outside = json.loads(tags.get(ASSUMPTIONS_TAG, "{}"))
+    fold = json.loads(tags.get(FOLD_TAG, "[]"))
     base = {"study": study, "dataset": params["dataset"], "method": params["method"], "kernel": params["kernel"],
             "seed": _coord_value(params["seed"])}
-    common = {}
+    base.update(dict.fromkeys(fold))  # from each key's prefix (seed:0/)
+    common, per_fold = {}, {}
     for k, v in params.items():
         if k in base:
+            continue
+        parts = k.split("/", len(fold)) if fold else []
+        if len(parts) == len(fold) + 1 and all(p.startswith(c + ":") for p, c in zip(parts, fold, strict=False)):
+            per_fold.setdefault(tuple(parts[:-1]), {})[parts[-1]] = _param_value(v)  # seed:0/prop_decay
             continue
         leaf = k[len(PARAM_LEAF):] if k.startswith(PARAM_LEAF) else None
         common[leaf if leaf in base else k] = _param_value(v)
@@ -393,6 +452,7 @@ def records(study, params, tags, history):
             rec[name] = _coord_value(text)
         rec.update(row["metrics"])
         rec[ASSUMPTION] = outside.get("".join(p + "/" for p in prefix) + f"@{step}", "")
-        rec["params"] = json.dumps(_unflatten({**common, **row["params"]}), sort_keys=True, default=str)
+        rec["params"] = json.dumps(_unflatten({**common, **per_fold.get(prefix[:len(fold)], {}), **row["params"]}),
+                                   sort_keys=True, default=str)
         out.append(rec)
     return out, json.loads(tags.get(COORDS_TAG, "[]"))

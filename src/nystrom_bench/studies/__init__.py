@@ -165,6 +165,9 @@ class Study:
     summary_coords = None
     #: coords that get the generic metric-vs-coord figures (None: every coord that varies)
     figure_coords = None
+    #: identity columns folded into the MLflow metric keys instead of a run each (``("seed",)``: one run per
+    #: data set x method x kernel; :mod:`nystrom_bench.tracking_layout`, "Folded seeds")
+    tracking_fold = ()
     default_scaling = "standardize"
     #: whether the study predicts (False: :meth:`score` reads the fitted estimator)
     predicts = True

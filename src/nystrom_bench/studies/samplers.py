@@ -58,6 +58,9 @@ class SamplersStudy(Study):
     summary_coords = ()  # tables and paired tests pool m (per m: a 72-page report); figures and answers show m
     warm_up_rows = (64, 128)  # the untimed warm-up: every sampler's code path at a small m
     figure_coords = ()  # no generic linear curves: the section draws error vs m per width on log axes
+    # the default config's 2,800 MLflow runs of one seed each were the analysis' costliest step (issue 39): a
+    # run per data set x method x kernel, the seeds as key prefixes (seed:0/trace_error)
+    tracking_fold = ("seed",)
     params_schema = {
         "m": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 1},
               "default": [25, 50, 100, 200], "description": "landmark counts m (the coordinate)"},
