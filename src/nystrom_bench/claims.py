@@ -4,8 +4,11 @@ Claims are data (:mod:`nystrom_bench.papers`, one YAML file per paper): the clai
 sentence, where the paper makes it, the paper's value, the study block that tests it and a
 *rule*.  This module turns a claim and its study's result table into one ledger row
 (``paper, claim_id, claim, where, paper_value, ours, test, p_value, effect, verdict,
-evidence, study``); :func:`ledger` does it for every claim and :func:`write_ledger` is the
-workflow stage that writes ``results/claims.csv``.  Verdicts are computed, never typed:
+evidence, study``); :func:`ledger` does it for every claim, :func:`write_ledger` writes the ledger
+over every block in one call (the workflow instead evaluates each block's own claims in its
+``analysis`` job, :func:`nystrom_bench.jobs.analyze_study`, and its ``claims`` rule gathers them into
+``results/claims.csv``, :func:`nystrom_bench.jobs.gather_claims`: the same rows).  Verdicts are
+computed, never typed:
 
 ``reproduced`` / ``partly reproduced`` / ``not reproduced``
     from the rule's paired test or comparison (below);
@@ -785,7 +788,10 @@ def ledger(claims, tables, infos):
 
 
 def write_ledger(result_csvs, infos, out_csv, per_study=None, claims=None):
-    """Workflow stage: the ledger over every paper's claims into ``out_csv`` (atomically).
+    """The ledger over every paper's claims into ``out_csv`` (atomically), from every block's results at once.
+
+    The workflow gets the same rows per block (:func:`nystrom_bench.jobs.analyze_study`, then
+    :func:`nystrom_bench.jobs.gather_claims`); this is the one-call form, for a notebook or a test.
 
     ``result_csvs``: ``{study block: results.csv path}``; ``per_study``: optional
     ``{study block: path}`` to write each block's own claims too (its report's page one).

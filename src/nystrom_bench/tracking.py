@@ -7,6 +7,12 @@ measured exception of issue 38: that import is most of the logging cost on the c
 see that module).  How a result row becomes a run (params, metric histories, key prefixes, tags) and
 comes back is :mod:`nystrom_bench.tracking_layout`; both clients log the same plan with the same calls.
 
+In the workflow, each study's ``track_runs`` job (:func:`nystrom_bench.jobs.track_study_runs`, one MLflow
+start-up per study, beside the study's ``analysis`` job, which never imports MLflow) calls :func:`prune`
+and :func:`log_job` for every job of the study and writes ``results/<study>/runs_logged.json``; the
+``track_reports`` job calls :func:`log_report`.  A study kind may fold its seeds into the metric keys
+(``samplers``: one run per data set, method and kernel; "Folded seeds" in the layout module).
+
 Layout
 ------
 - **Store**: ``MLFLOW_TRACKING_URI`` if set (e.g. a tracking server on a cluster), else the config's
