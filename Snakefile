@@ -1,4 +1,5 @@
-# nystrom-bench workflow: obtain data -> split -> run -> aggregate -> stats -> figures -> reports.
+# nystrom-bench workflow: obtain data -> split -> run -> analysis per study (aggregate, stats, figures, claims,
+# report; MLflow logging beside it: track_runs) -> claims ledger -> summary -> track_reports.
 # Thin on purpose: validation and helpers live in workflow/rules/common.smk, one rule file per stage.
 from snakemake.utils import min_version, validate
 
