@@ -3,7 +3,7 @@ result file, then the UI link), with the tracking module of this tree and, inter
 that of another git revision, each into its own scratch SQLite store (issue 38, item 2; issue 39).
 
     python benchmarks/tracking_log.py RESULTS_DIR OUT_DIR [--study samplers] [--coords m] [--old REV]
-                                      [--files N] [--rerun] [--servers URL_NEW URL_OLD]
+                                      [--files N] [--rerun] [--servers URL_NEW URL_OLD] [--fold seed]
 
 RESULTS_DIR holds the study's job result files (``results/<study>/runs/*.csv``).  The stores are
 ``OUT_DIR/new`` and ``OUT_DIR/old``; ``--rerun`` logs everything a second time (nothing changed: the
@@ -49,6 +49,8 @@ def main():
     ap.add_argument("--coords", default="m", help="the study's coords, comma-separated")
     ap.add_argument("--old", default=None, help="git revision of the other tracking module")
     ap.add_argument("--files", type=int, default=None)
+    ap.add_argument("--fold", default="", help="identity columns this tree's module folds into the metric keys "
+                    "(the study kind's tracking_fold, e.g. seed); the other module logs as it does")
     ap.add_argument("--rerun", action="store_true")
     ap.add_argument("--servers", nargs=2, default=None, metavar=("URL_NEW", "URL_OLD"))
     args = ap.parse_args()
@@ -113,7 +115,8 @@ def main():
                     tr.log_job(args.study, f"{args.study}/{f.stem}", rows, result_file=f, tracking_uri=uris[m],
                                tags=tags, job_params={"kind": args.study, "datasets": [f.stem]},
                                description=f"{args.study}.\n\nA study.", datasets={f.stem: info}, coords=coords,
-                               metrics_info={"test_error": ("Test error", True)})
+                               metrics_info={"test_error": ("Test error", True)},
+                               **({"fold": tuple(args.fold.split(","))} if args.fold and m == "new" else {}))
                 totals[(m, phase)] += time.perf_counter() - t
     out = {"files": len(files), "import_mlflow_s": round(import_s, 2)}
     for key, total in totals.items():
