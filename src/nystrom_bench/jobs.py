@@ -185,7 +185,8 @@ def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri
     ``data_paths``/``split_paths`` hold one file per data set of the job, in its order.
     Writes the tidy result file ``out_csv`` (the workflow's source of truth).  With a
     ``tracking_uri``, also logs the job to MLflow (:func:`nystrom_bench.tracking.log_job`: a job
-    run with the result file, a run per data set x method x kernel x seed), tagged with the git
+    run with the result file, a run per data set x method x kernel x seed, or x kernel where the kind
+    folds its seeds: ``tracking_fold``), tagged with the git
     commit, config hash and package versions; the workflow passes None and logs every job of a
     study in its ``aggregate`` step (one MLflow start-up per study).  Returns the result DataFrame.
     """
