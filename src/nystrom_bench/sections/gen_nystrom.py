@@ -114,8 +114,7 @@ def paper_layout(df, methods, table):
 
 def alignment_figure(rows, out_png):
     """Per data set: error (top) and the alignment criterion (bottom) against log10 lambda, mean over repeats."""
-    from ..atomic import replace_into
-    from ..report import pyplot
+    from ..report import pyplot, save_png
 
     plt = pyplot()
     datasets = sorted(rows["dataset"].unique())
@@ -139,7 +138,7 @@ def alignment_figure(rows, out_png):
     axes[0, 0].set_ylabel("error on unlabelled (%)", fontsize=7)
     axes[1, 0].set_ylabel("alignment criterion (15)", fontsize=7)
     fig.tight_layout()
-    replace_into(out_png, lambda tmp: fig.savefig(tmp, dpi=130, format="png"))
+    save_png(fig, out_png, dpi=130)
     plt.close(fig)
 
 

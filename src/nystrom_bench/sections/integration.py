@@ -192,8 +192,7 @@ def time_table(df):
 def sampler_grid(rows, exact, metric, label, out_png, order=None, logy=False):
     """One row of panels per data set, one panel per sampler: ``metric`` against the ratio, one line
     per integration (mean, +- sd band over seeds); the exact machine as a dashed grey line."""
-    from ..atomic import replace_into
-    from ..report import pyplot
+    from ..report import pyplot, save_png
 
     plt = pyplot()
     datasets = sorted(rows["dataset"].unique())
@@ -231,5 +230,5 @@ def sampler_grid(rows, exact, metric, label, out_png, order=None, logy=False):
                 ax.set_xlabel("landmark ratio c / n", fontsize=7)
     axes[0, 0].legend(fontsize=6)
     fig.tight_layout()
-    replace_into(out_png, lambda tmp: fig.savefig(tmp, dpi=130, format="png"))
+    save_png(fig, out_png, dpi=130)
     plt.close(fig)

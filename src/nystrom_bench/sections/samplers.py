@@ -15,8 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .. import findings
-from ..atomic import replace_into
-from ..report import fmt_num, panels, pyplot
+from ..report import fmt_num, panels, pyplot, save_png
 from . import Section, register
 
 #: the metrics drawn against m, one figure per kernel width
@@ -88,7 +87,7 @@ def curve_figure(df, info, metric, kernel, out_png):
         fig.legend(handles, labels, loc="lower center", ncol=min(7, len(labels)), fontsize=7, frameon=False)
     fig.suptitle(f"{label} against m, kernel {kernel} (geometric mean over seeds; log axes)", fontsize=10)
     fig.tight_layout(rect=(0, 0.06, 1, 0.97))
-    replace_into(out_png, lambda tmp: fig.savefig(tmp, dpi=130, format="png"))
+    save_png(fig, out_png, dpi=130)
     plt.close(fig)
 
 
@@ -129,7 +128,7 @@ def pareto_figure(df, info, metric, cost, cost_label, out_png):
         axes.flat[0].legend(fontsize=6, ncol=2)
     fig.suptitle(f"{label} against {cost_label.lower()}: each line one sampler through its m values", fontsize=10)
     fig.tight_layout()
-    replace_into(out_png, lambda tmp: fig.savefig(tmp, dpi=130, format="png"))
+    save_png(fig, out_png, dpi=130)
     plt.close(fig)
 
 

@@ -152,8 +152,7 @@ def ratio_table(df, order):
 def loglog_figure(df, metric, label, out_png, order, exponents=True):
     """``metric`` against n, log-log: one panel per (data set, m), one line per method; exact KRR in every
     panel of its data set; the legend gives the fitted exponent."""
-    from ..atomic import replace_into
-    from ..report import panels, pyplot
+    from ..report import panels, pyplot, save_png
 
     plt = pyplot()
     c = _cell_means(df, metric)
@@ -184,5 +183,5 @@ def loglog_figure(df, metric, label, out_png, order, exponents=True):
         ax.legend(fontsize=6)
     fig.suptitle(f"{label} against n", fontsize=10)
     fig.tight_layout()
-    replace_into(out_png, lambda tmp: fig.savefig(tmp, dpi=150, format="png"))
+    save_png(fig, out_png)
     plt.close(fig)
