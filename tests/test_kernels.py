@@ -219,3 +219,16 @@ def test_tiles_threaded_equal_single_threaded(rng, exp_choice, small_tiles, monk
     monkeypatch.setattr("nystrom_bench.kernels.base._blas_threads", lambda: 2)
     two = kern(X, X[:30])
     np.testing.assert_allclose(two, one, rtol=1e-14, atol=0)
+
+
+def test_blas_threads_follows_threadpool_limits():
+    """The cached BLAS controllers read the thread count live: a later threadpool_limits context is honoured."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from nystrom_bench.kernels.base import _blas_threads
+
+    counts = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
+    assert _blas_threads() == max(counts)
+    with threadpool_limits(1, user_api="blas"):
+        assert _blas_threads() == 1
+    assert _blas_threads() == max(counts)

@@ -303,11 +303,21 @@ def counting(kernel):
     return out
 
 
-def _blas_threads():
-    """Number of BLAS threads currently in force (1 if unknown)."""
-    from threadpoolctl import threadpool_info
+_BLAS_LIBS = None
 
-    counts = [i.get("num_threads", 1) for i in threadpool_info() if i.get("user_api") == "blas"]
+
+def _blas_threads():
+    """Number of BLAS threads currently in force (1 if unknown).
+
+    The BLAS libraries loaded at the first call are found once (``threadpoolctl.threadpool_info`` walks every
+    loaded library: about 1 ms, once per kernel call before); their thread counts are read live on each call
+    (about 1 microsecond), so ``threadpool_limits`` contexts entered later are honoured."""
+    global _BLAS_LIBS
+    if _BLAS_LIBS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS_LIBS = ThreadpoolController().select(user_api="blas").lib_controllers
+    counts = [lib.num_threads for lib in _BLAS_LIBS]
     return max(counts) if counts else 1
 
 
