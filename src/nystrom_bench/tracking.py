@@ -52,7 +52,13 @@ of this module, interleaved job by job (benchmarks/tracking_log.py), 340 s, its 
 lower load, 15 of the jobs: 141 s against 137 s, searches 0.4 s against 6.4 s).  Logging it again
 with nothing changed: 24 s against 38 s (6 s against 12 s).  A log_batch costs about 20 ms plus 0.35 ms an
 entry, so only fewer runs would cut the rest: one run per (data set, method, kernel) with the seeds
-as key prefixes (150 points, 75 params) took 0.32x the time of its five runs.  Against a tracking server each call is one request, and a job's runs
+as key prefixes (150 points, 75 params) took 0.32x the time of its five runs.  That is the samplers
+kind's grain now (``tracking_fold``, :mod:`~nystrom_bench.tracking_layout`, "Folded seeds"): its 19
+result files of a full default run (7,660 rows), interleaved job by job with the per-seed grain
+(benchmarks/tracking_log.py ``--fold seed``, 2-core machine shared with other work), 551 runs instead
+of 2,679 in 58.7 s against 155.5 s (0.38x; log_batch 44 ms a call against 23), logging again 5.2 s
+against 10.3 s; both stores read back to the same table, params included.
+Against a tracking server each call is one request, and a job's runs
 go 4 side by side (through ``MlflowClient`` too, ``NYSTROM_BENCH_TRACKING_REST=0``:
 ``MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT`` is set while logging, else ``set_terminated`` fetches the
 run again to print its link).
