@@ -3,8 +3,9 @@
 :mod:`nystrom_bench.tracking` writes what :func:`plan` returns and reads runs back with :func:`records`.
 
 Layout of a configuration run (``nystrom_bench.level = config``), one per (study, data set, method,
-kernel, seed), named ``boston · adapt_ms · gaussian · seed 0`` (:func:`run_name`), identity tag
-``run_key`` (``study/dataset/method/kernel/seed<seed>``, :func:`run_key`):
+kernel, seed) (without the seed where the study kind folds its seeds: "Folded seeds" below), named
+``boston · adapt_ms · gaussian · seed 0`` (:func:`run_name`), identity tag ``run_key``
+(``study/dataset/method/kernel/seed<seed>``, :func:`run_key`):
 
 - **params**: the identity plus the method's resolved configuration, flat, with the library's names
   (nested settings dotted: ``split.test_fraction``); values JSON (strings as they are);
@@ -49,16 +50,17 @@ kind (default config):
   solver's curves would be split over two runs.
 
 Folded seeds: a study kind whose ``tracking_fold`` is ``("seed",)`` logs one run per (data set, method,
-kernel), named ``boston · uniform · median`` with ``run_key`` ``study/dataset/method/kernel``, because a
-run costs about 100 ms on a SQLite store whatever its size (:mod:`nystrom_bench.tracking`, "Cost"):
-five runs' worth of metrics in one run took about a third of the time.  The seed is then a key prefix
+kernel), named ``boston · uniform · median`` with ``run_key`` ``study/dataset/method/kernel``, because
+most of a run's cost on a SQLite store (about 100 ms) is per run, not per entry
+(:mod:`nystrom_bench.tracking`, "Cost": the default samplers study in 0.38x the time).  The seed is then a key prefix
 like the other non-curve coords, first: ``seed:0/trace_error`` (a chart section per seed); the param
 ``seed`` lists the seeds (``[0, 1, 2, 3, 4]``); a param with one value per seed that differs between
 seeds (a data property of the seed's training part) is a param ``seed:0/prop_decay``; the headline
 ``mean/<key>`` is the mean over the seeds and the curve (the other coords' prefixes kept:
 ``mean/criterion:c_ree/gap``), one column in the runs table per metric.  What the user loses: a seed is
-no run, so the UI's "Group by" cannot aggregate over seeds and a seed cannot be filtered or selected as
-a row; the per-seed values are in the ``seed:<k>/`` sections, every row in the job's result table.
+no run, so the UI's "Group by" cannot aggregate over seeds (its min/max/spread; ``mean/`` is the mean
+only) and a seed cannot be filtered or selected as a row; the per-seed values are in the ``seed:<k>/``
+sections, every row in the job's result table.
 :func:`records` gives the rows back with their seeds (tag ``nystrom_bench.folded``).
 """
 
