@@ -188,7 +188,7 @@ def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri
     run with the result file, a run per data set x method x kernel x seed, or x kernel where the kind
     folds its seeds: ``tracking_fold``), tagged with the git
     commit, config hash and package versions; the workflow passes None and logs every job of a
-    study in its ``aggregate`` step (one MLflow start-up per study).  Returns the result DataFrame.
+    study in its ``track_runs`` job (:func:`track_study_runs`, one MLflow start-up per study).  Returns the result DataFrame.
     """
     from . import atomic, data, results, studies, tracking
 
