@@ -557,6 +557,10 @@ def report(run_dir, target_name="slowest", cores=2, here=None):
             print(f"run: {run_dir} ({len(df)} jobs; measured sums: wall {df['s'].sum():.0f} s, CPU "
                   f"{df['cpu'].sum():.0f} s; quiet estimate {df['q'].sum():.0f} s at contention "
                   f"{fig['contention']:.2f})")
+            if fig["contention"] > 2:
+                print(f"WARNING: this run's computing jobs took {fig['contention']:.1f}x their CPU time in wall time "
+                      "(other load): under such load their CPU time grows too (the same gnkr job: 123-138 CPU-s "
+                      "at contention <= 1.8, 178-210 at 5.5), so this projection is high; project a quieter run")
             print(f"target: {target.name}: gemm {target.gemm:.3g}, exp {target.exp:.3g}, py {target.py:.3g} "
                   f"({target.basis})")
             print(f"split by rule kind, f_gemm/f_exp ({SPLIT_BASIS}): "
