@@ -56,7 +56,8 @@ as key prefixes (150 points, 75 params) took 0.32x the time of its five runs.  T
 kind's grain now (``tracking_fold``, :mod:`~nystrom_bench.tracking_layout`, "Folded seeds"): its 19
 result files of a full default run (7,660 rows), interleaved job by job with the per-seed grain
 (benchmarks/tracking_log.py ``--fold seed``, 2-core machine shared with other work), 551 runs instead
-of 2,679 in 58.7 s against 155.5 s (0.38x; log_batch 44 ms a call against 23), logging again 5.2 s
+of 2,679 in 58.7 s against 155.5 s (0.38x; log_batch 44 ms a call against 23), again 56.0 s against
+158.4 s (0.35x); logging again with nothing changed 5.2 s
 against 10.3 s; both stores read back to the same table, params included.
 Against a tracking server each call is one request, and a job's runs
 go 4 side by side (through ``MlflowClient`` too, ``NYSTROM_BENCH_TRACKING_REST=0``:

@@ -52,7 +52,7 @@ kind (default config):
 Folded seeds: a study kind whose ``tracking_fold`` is ``("seed",)`` logs one run per (data set, method,
 kernel), named ``boston · uniform · median`` with ``run_key`` ``study/dataset/method/kernel``, because
 most of a run's cost on a SQLite store (about 100 ms) is per run, not per entry
-(:mod:`nystrom_bench.tracking`, "Cost": the default samplers study in 0.38x the time).  The seed is then a key prefix
+(:mod:`nystrom_bench.tracking`, "Cost": the default samplers study in 0.35-0.38x the time).  The seed is then a key prefix
 like the other non-curve coords, first: ``seed:0/trace_error`` (a chart section per seed); the param
 ``seed`` lists the seeds (``[0, 1, 2, 3, 4]``); a param with one value per seed that differs between
 seeds (a data property of the seed's training part) is a param ``seed:0/prop_decay``; the headline
