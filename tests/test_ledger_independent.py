@@ -195,7 +195,7 @@ def my_better(df, claim):
     cs, adj, lower = _comparisons(df, claim, 0.95)
     e = claim.get("min_effect", 0.10 if _is_time(claim["metric"]) else 0.0)
     beaten = lost = 0
-    for c, p in zip(cs, adj):
+    for c, p in zip(cs, adj, strict=True):
         if not p < ALPHA:
             continue
         est = c["estimate"]
@@ -213,7 +213,7 @@ def my_no_worse(df, claim):
     tol = claim.get("tolerance", 0.10 if _is_time(claim["metric"]) else 0.02)
     cs, adj, lower = _comparisons(df, claim, 1 - ALPHA / k)
     within = worse = 0
-    for c, p in zip(cs, adj):
+    for c, p in zip(cs, adj, strict=True):
         one = 1.0 if c["effect"] == "ratio" else 0.0
         tol_c = tol if c["effect"] == "ratio" else tol * c["ref_median"]  # the rival's median size, in its units
         if lower:  # the worse side is the high side
@@ -355,7 +355,7 @@ def _check(tmp_path, monkeypatch, df, claim, info=INFO):
     assert row["effect"] == effect
     if claim["rule"] in ("better", "no_worse"):
         assert len(seen) == len(extra)
-        for theirs, mine in zip(seen, extra):
+        for theirs, mine in zip(seen, extra, strict=True):
             assert theirs["effect"] == mine["effect"] and theirs["n_pairs"] == mine["n"]
             assert (theirs["better"], theirs["worse"]) == (mine["better"], mine["worse"])
             for k in ("estimate", "ci_low", "ci_high", "p"):
