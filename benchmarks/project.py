@@ -286,7 +286,8 @@ def read_run(run_dir):
 
 
 #: stage order of the rules, for runs without a Snakemake log
-_STAGE = {"obtain": 0, "split": 1, "run": 2, "aggregate": 3, "claims": 4, "stats": 4, "figures": 5, "report": 6}
+_STAGE = {"obtain": 0, "split": 1, "run": 2, "aggregate": 3, "analysis": 3, "track_runs": 3, "claims": 4, "stats": 4,
+          "figures": 5, "report": 6}
 
 
 def study_kinds(run_dir):
