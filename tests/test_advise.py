@@ -2,7 +2,9 @@
 mini-study's answers on data whose right answer is known, the promised metric on rows it never saw,
 and the command (every bad input: one line, exit code 2, nothing written).
 
-Budgets are small (a few seconds of study each); nothing here asserts a time."""
+Budgets are small (a few seconds of study each); nothing here asserts a time.  The study's clock is the
+process's CPU time here (``advise._clock``): a budget of wall seconds gave other answers while other work
+shared the cores (a CI run beside a workflow run kept the default for the unequal clusters)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,16 @@ from nystrom_bench.advise import (
     read_data,
 )
 from nystrom_bench.learners import KRR
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cpu_clock():
+    """The study's budget in CPU seconds of this process: the same decisions on a loaded machine."""
+    import time
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("nystrom_bench.advise._clock", time.process_time)
+        yield
 
 
 def _smooth(n, seed=0):
