@@ -160,6 +160,15 @@ def workdir(tmp_path_factory):
     return wd
 
 
+@READS_RUN
+def test_the_tests_reading_the_run_share_one_worker(request):
+    """Under ``--dist loadgroup`` the tests reading the tiny run are one xdist group (else each worker builds or
+    waits for the run: pytest 9.2 silently broke this, pytest-dev/pytest-xdist#1386; pyproject pins pytest)."""
+    if not getattr(request.config.option, "loadgroup", False):  # set on an xdist worker under --dist loadgroup
+        pytest.skip("not run with pytest-xdist's --dist loadgroup")
+    assert request.node.nodeid.endswith("@workflow"), request.node.nodeid
+
+
 @pytest.fixture
 def tree(tmp_path):
     """The workflow and the tiny config without a run: for tests that stop before any job."""
