@@ -1,15 +1,3 @@
-from nystrom_bench.jobs import claim_key, study_claims
-
-# study -> the keys ("<paper file>/<claim id>") of the claims its results decide (the first of a claim's
-# blocks in this configuration: nystrom_bench.jobs.study_claims); the paper files are an input of every
-# analysis job (tables and claims), so editing one re-runs each study's analysis
-STUDY_CLAIMS = {s: [claim_key(c) for c in study_claims(_papers.all_claims(), s, STUDIES)] for s in STUDIES}
-
-
-def study_claim_keys(wildcards):
-    return canonical(KeyList(STUDY_CLAIMS[wildcards.study]))
-
-
 # Stages 4-7, one job (one Python start-up) per study: gather the study's result files into one tidy
 # table (the source of truth, never MLflow); paired tests (Wilcoxon signed-rank, paired t, Holm) and
 # Friedman tests, over all results and per coord value, every pair of methods (win/tie/loss,

@@ -7,7 +7,7 @@ from snakemake.exceptions import WorkflowError
 from nystrom_bench import papers as _papers
 from nystrom_bench import studies as _studies
 from nystrom_bench.config import ConfigError, all_seeds, check
-from nystrom_bench.jobs import analysis_info, plan
+from nystrom_bench.jobs import analysis_info, claim_key, plan, study_claims
 from nystrom_bench.jobs import job_config as _job_config
 from nystrom_bench.jobs import job_resources as _job_resources
 from nystrom_bench.provenance import KeyList, canonical, config_hash
@@ -89,3 +89,13 @@ def all_targets():
     tables = expand("results/{study}/{table}.csv", study=STUDIES, table=["results", "stats"])
     return (runs + tables + expand("reports/{study}.pdf", study=STUDIES)
             + ["results/claims.csv", "reports/summary.pdf", "results/reports_logged.json"])
+
+
+# study -> the keys ("<paper file>/<claim id>") of the claims its results decide (the first of a claim's
+# blocks in this configuration: nystrom_bench.jobs.study_claims); the paper files are an input of every
+# analysis job (tables and claims), so editing one re-runs each study's analysis
+STUDY_CLAIMS = {s: [claim_key(c) for c in study_claims(_papers.all_claims(), s, STUDIES)] for s in STUDIES}
+
+
+def study_claim_keys(wildcards):
+    return canonical(KeyList(STUDY_CLAIMS[wildcards.study]))
