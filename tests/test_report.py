@@ -167,3 +167,20 @@ def test_no_page_carries_more_than_twelve_p_values(tmp_path, monkeypatch):
     assert sum(counts) >= 30 + 6 * 8 + 10  # the paper table, the claims' evidence and the answers are all there
     body = "".join(_pages(tmp_path / "toy.pdf"))
     assert "outcome (Holm 5%)" in body and "Holm 5%" in body and "results/toy/wtl.csv" in body
+
+
+def test_strip_plot_is_the_same_picture_every_time_and_leaves_numpys_global_state_alone(tmp_path):
+    """seaborn jitters strip-plot points with ``np.random``: the figure seeds it for the call only."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"dataset": "d", "kernel": "gaussian", "method": np.repeat(["uniform", "kmeans"], 10),
+                       "seed": np.tile(range(10), 2), "rmse": rng.uniform(1, 2, 20)})
+    info = {"metrics": {"rmse": ["test RMSE (lower is better)", True]}, "methods": ["uniform", "kmeans"]}
+    np.random.seed(123)
+    before = np.random.get_state()[1].copy()
+    report.metric_figure(df, info, "rmse", tmp_path / "a.png")
+    assert (np.random.get_state()[1] == before).all()
+    np.random.uniform()  # a caller's own draws in between change nothing
+    report.metric_figure(df, info, "rmse", tmp_path / "b.png")
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()

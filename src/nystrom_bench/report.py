@@ -23,6 +23,7 @@ scripts pass the kind's report section (:mod:`nystrom_bench.sections`) in (``pap
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -134,6 +135,21 @@ def panels(plt, n, width=3.2, height=2.9):
     return fig, axes
 
 
+@contextlib.contextmanager
+def _seeded_global_rng(seed=0):
+    """Seed numpy's global random state for the block and give the caller's state back after it.
+
+    seaborn's strip-plot jitter draws from ``np.random`` (seaborn 0.13, ``categorical.py``): without this
+    the same results gave other PNG bytes on every run.
+    """
+    state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(state)
+
+
 def metric_figure(df, info, metric, out_png):
     """Box plot of ``metric``: one panel per data set, one box per method, points = seeds."""
     import seaborn as sns
@@ -153,8 +169,9 @@ def metric_figure(df, info, metric, out_png):
         hue = "kernel" if len(kernels_) > 1 else None
         sns.boxplot(data=sub, x="method", y=metric, hue=hue, order=order, ax=ax, fliersize=0,
                     color="#a6c8e0" if hue is None else None)
-        sns.stripplot(data=sub, x="method", y=metric, hue=hue, order=order, ax=ax, dodge=hue is not None,
-                      size=3, color="#1b3a57" if hue is None else None, legend=False)
+        with _seeded_global_rng():  # seaborn's jitter draws from numpy's global state
+            sns.stripplot(data=sub, x="method", y=metric, hue=hue, order=order, ax=ax, dodge=hue is not None,
+                          size=3, color="#1b3a57" if hue is None else None, legend=False)
         ax.set_title(ds)
         ax.set_xlabel("")
         ax.set_ylabel(label)
