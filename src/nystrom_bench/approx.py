@@ -79,19 +79,14 @@ ELSEWHERE = {
     "gnkr": "generalized Nystrom kernel regression (Chen et al., NIPS 2016) is a learner: "
             "nystrom_bench.learners.GNKR",
 }
-#: "did you mean" only for a name at least this close (:func:`difflib.get_close_matches`' ratio): 'nystroem' ->
-#: 'nystrom' (0.93), 'optimum' -> 'optimal' (0.71); not 'generalized_nystrom' -> 'modified_nystrom' (0.63: only
-#: the shared '_nystrom')
-SUGGEST_CUTOFF = 0.7
 
 
 def unknown_message(name):
     """The error message of an unknown approximation ``name``: where the name lives elsewhere in the library
     (:data:`ELSEWHERE`, a sampler's name), else a "did you mean" among close names only
-    (:data:`SUGGEST_CUTOFF`), then the choices."""
-    import difflib
-
+    (similarity 0.7 or more, ``_names.SUGGEST_CUTOFF``), then the choices."""
     from . import sampling
+    from ._names import suggest
 
     choices = available()
     key = name.lower().replace("-", "_").replace(" ", "_") if isinstance(name, str) else None
@@ -101,8 +96,7 @@ def unknown_message(name):
         hint = (f": {name!r} is a landmark sampler; build the Nystrom approximation on its landmarks, "
                 f"approx.build('nystrom', X, kernel, landmarks=sampling.sample({name!r}, X, kernel, c))")
     else:
-        close = difflib.get_close_matches(key, choices, n=1, cutoff=SUGGEST_CUTOFF) if key else []
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        hint = suggest(key, choices) if key else ""
     return f"unknown approximation {name!r}{hint}; choose one of {', '.join(choices)}"
 
 
