@@ -43,24 +43,24 @@ NA = "<na>"                # an empty coord in a block key: it pairs with an emp
 #: each study kind's metrics -> lower is better, and its coords, read off the study modules
 #: (block_cols is ("dataset", "kernel", "seed") for every kind: studies/__init__.py Study.block_cols)
 KINDS = {
-    # studies/krr.py KRRStudy.metrics; coords ()
+    # studies/krr/study.py KRRStudy.metrics; coords ()
     "krr": ({"test_mse": True, "fit_time": True, "predict_time": True}, ()),
-    # studies/krc.py metrics; coords ()
+    # studies/krc/study.py metrics; coords ()
     "krc": ({"test_accuracy": False, "fit_time": True, "predict_time": True}, ()),
-    # studies/gnkr.py metrics; coords ("m",)
+    # studies/gnkr/study.py metrics; coords ("m",)
     "gnkr": ({"test_rmse_best": True, "test_rmse_val": True, "test_rmse_dense": True, "fit_time": True,
               "sampling_time": True}, ("m",)),
-    # studies/consistency.py metrics; coords ("criterion", "log2_gamma", "l")
+    # studies/consistency/study.py metrics; coords ("criterion", "log2_gamma", "l")
     "consistency": ({"relative_gap": True, "criterion_approx": True, "criterion_exact": True, "seconds": True},
                     ("criterion", "log2_gamma", "l")),
-    # studies/gen_nystrom.py metrics; coords ("n_labels",)
+    # studies/gen_nystrom/study.py metrics; coords ("n_labels",)
     "gen_nystrom": ({"error": True, "seconds": True}, ("n_labels",)),
-    # studies/integration.py metrics = sections/integration.py METRICS; coords ("ratio", "integration")
+    # studies/integration/study.py metrics = studies/integration/section.py METRICS; coords ("ratio", "integration")
     "integration": ({"rel_error": True, "rel_error_decision": True, "test_accuracy": False, "test_mse": True,
                      "fit_time": True, "predict_time": True}, ("ratio", "integration")),
-    # studies/scale.py metrics; coords ("n", "m")
+    # studies/scale/study.py metrics; coords ("n", "m")
     "scale": ({"test_rmse": True, "fit_time": True, "predict_time": True, "peak_mem_mb": True}, ("n", "m")),
-    # studies/selection.py metrics; coords ("criterion",)
+    # studies/selection/study.py metrics; coords ("criterion",)
     "selection": ({"test_mse": True, "test_accuracy": False, "selection_seconds": True, "log2_gamma_selected": True,
                    "fit_time": True}, ("criterion",)),
 }

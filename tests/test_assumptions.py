@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nystrom_bench import approx, data, kernels, report, results, sections, stats, studies, tracking
+from nystrom_bench import approx, data, kernels, report, results, stats, studies, tracking
 
 CONS = {"kind": "consistency", "seeds": [0], "scaling": "standardize", "kernels": {"gaussian": {"kernel": "gaussian"}},
         "split": {"test_fraction": 0.5}}
@@ -114,20 +114,21 @@ def test_means_table_leaves_flagged_rows_out_and_counts_them():
 def test_tested_rows_drop_flagged_rows_so_no_test_or_cd_ranks_them(tmp_path):
     df = _toy(n_sets=5, flagged_sets=5)
     for kind in ("consistency", "selection", "integration", None):  # integration overrides tested_rows
-        tested = sections.get(kind).tested_rows(df.assign(integration="gsa"))
+        tested = studies.section(kind).tested_rows(df.assign(integration="gsa"))
         assert "mcm" not in set(tested["method"]) and len(tested) == 30
     df.to_csv(tmp_path / "r.csv", index=False)
     info = {"metrics": {"gap": ["gap", True]}, "reference": "exact", "coords": [], "methods": ["exact", "uniform", "mcm"],
             "block_cols": ["dataset", "kernel", "seed"]}
     p = {k: tmp_path / f"{k}.csv" for k in ("paired", "friedman", "wtl", "cd")}
     stats.run_study_stats(tmp_path / "r.csv", info, p["paired"], p["friedman"],
-                          tested_rows=sections.get("consistency").tested_rows, out_wtl=p["wtl"], out_cd=p["cd"])
+                          tested_rows=studies.section("consistency").tested_rows, out_wtl=p["wtl"], out_cd=p["cd"])
     assert set(pd.read_csv(p["paired"])["method"]) == {"uniform"}
     assert "mcm" not in {*pd.read_csv(p["wtl"])["method"], *pd.read_csv(p["wtl"])["versus"]}
 
 
 def test_sections_show_flagged_rows_as_their_own_marked_row():
-    from nystrom_bench.sections import consistency, selection
+    from nystrom_bench.studies.consistency import section as consistency
+    from nystrom_bench.studies.selection import section as selection
 
     rows = []
     for ds in ("a", "b"):
@@ -223,7 +224,7 @@ def test_study_pdf_counts_the_flagged_rows_and_tests_without_them(tmp_path):
             "config": {"methods": {"exact": {}, "uniform": {}, "mcm": {}}, "kernels": {"g": {"kernel": "gaussian"}}}}
     p = {k: tmp_path / f"{k}.csv" for k in ("stats", "friedman", "wtl", "cd")}
     stats.run_study_stats(tmp_path / "results.csv", info, p["stats"], p["friedman"],
-                          tested_rows=sections.get("toy").tested_rows, out_wtl=p["wtl"], out_cd=p["cd"])
+                          tested_rows=studies.section("toy").tested_rows, out_wtl=p["wtl"], out_cd=p["cd"])
     assert set(pd.read_csv(p["stats"])["n_pairs"]) == {15, 3}  # uniform on every block, mcm on set4's only
     report.study_figures(tmp_path / "results.csv", info, tmp_path / "figures", cd_csv=p["cd"])
     report.study_pdf(tmp_path / "results.csv", p["stats"], p["friedman"], tmp_path / "figures", info,

@@ -5,10 +5,10 @@ import pandas as pd
 import pytest
 from scipy import linalg
 
-from nystrom_bench import data, results, sections, selection, studies
+from nystrom_bench import data, results, selection, studies
 from nystrom_bench.config import ConfigError, check
-from nystrom_bench.sections import consistency as cons_mod
-from nystrom_bench.sections import selection as sel_mod
+from nystrom_bench.studies.consistency import section as cons_mod
+from nystrom_bench.studies.selection import section as sel_mod
 
 METHODS = {"original": {"approximation": "exact"}, "optapp": {"approximation": "optimal"},
            "uniform": {"sampler": "uniform"}, "adapt_kumar": {"sampler": "adaptive_kumar"},
@@ -75,7 +75,7 @@ def test_one_k_tilde_per_method_and_width_and_the_exact_criteria_once(monkeypatc
     # one call per (method, width): Original's is the reference every method reads, computed once
     assert sorted(calls) == sorted((m.get("approximation", "nystrom"), 2.0**g) for m in METHODS.values()
                                    for g in (-4, -1))
-    table = sections.get("consistency").tables(results.frame("consistency", rows, kind.coords), block)
+    table = studies.section("consistency").tables(results.frame("consistency", rows, kind.coords), block)
     assert len(table) == 1 and len(table[0][1]) == len(METHODS) * 2
 
 def test_every_method_row_is_its_own_k_tilde_criterion():
@@ -148,7 +148,7 @@ def test_selection_study_rows_cv_shared_and_paper_tables():
     acc = next(r for r in rows if r["method"] == "accurate" and r["coords"]["criterion"] == "c_ree")
     assert acc["params"]["gamma"] == res.best_gamma
     df = results.frame("selection", rows, kind.coords)
-    tables = sections.get("selection").tables(df, block)
+    tables = studies.section("selection").tables(df, block)
     assert "Table I (C_ree)" in tables[1][0] or "Table I (C_ree)" in tables[0][0]
     paper = sel_mod.PAPER_TABLES[("c_ree", "housing")]
     assert paper["Accurate"][:2] == pytest.approx((27.9, 4.8)) and paper["n"] == 506

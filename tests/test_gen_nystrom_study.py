@@ -1,7 +1,7 @@
 """The gen_nystrom study kind (Lan, Zhang et al., AIJ 2017): protocol, rows, paper tables, checks.
 
 The study (protocol), its methods (:mod:`nystrom_bench.methods.semi_supervised`) and its report section
-(:mod:`nystrom_bench.sections.gen_nystrom`: the paper's tables and Fig. 1)."""
+(:mod:`nystrom_bench.studies.gen_nystrom.section`: the paper's tables and Fig. 1)."""
 
 import json
 
@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nystrom_bench import data, methods, results, sections, seeding, studies
-from nystrom_bench.methods import semi_supervised as meth
-from nystrom_bench.sections import gen_nystrom as sec
-from nystrom_bench.studies import gen_nystrom as mod
+from nystrom_bench import data, methods, results, seeding, studies
+from nystrom_bench.studies.gen_nystrom import methods as meth
+from nystrom_bench.studies.gen_nystrom import section as sec
+from nystrom_bench.studies.gen_nystrom import study as mod
 
 METHODS = {m: {"approach": m} for m in ("svm", "nystrom", "csi", "spectral", "cluster", "breg", "gen_nystrom", "abmkl",
                                          "cabmkl", "simplemkl", "glmkl", "gen_nystrom_mkl")}
@@ -86,7 +86,7 @@ def test_paper_tables_come_from_the_paper_data_file():
     # the section's approaches are the family's methods; the paper's other columns are the ones not implemented
     assert sorted(sec.APPROACHES) == methods.names("semi_supervised")
     assert {c for t in (1, 2) for c in sec.not_implemented(t)} == set(meth.NOT_IMPLEMENTED)
-    assert sections.get("gen_nystrom").kind == "gen_nystrom"
+    assert studies.section("gen_nystrom").kind == "gen_nystrom"
 
 
 def _frame():

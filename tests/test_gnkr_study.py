@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from nystrom_bench import data, results, sections, studies
+from nystrom_bench import data, results, studies
 from nystrom_bench.config import check
 
 CFG = {"seeds": [0], "kernels": {"G": {"kernel": "gaussian"}, "E": {"kernel": "epanechnikov"}},
@@ -35,7 +35,7 @@ def test_gnkr_study_rows_protocols_and_tables():
             assert m["test_rmse_best"] < (0.25 if (r["kernel"], r["method"]) == ("G", "US") else 0.5)
     df = results.frame("gnkr", rows, st.coords)
     assert list(df.columns[:6]) == ["study", "dataset", "method", "kernel", "seed", "m"]
-    tables = sections.get("gnkr").tables(df, cfg)
+    tables = studies.section("gnkr").tables(df, cfg)
     titles = [t for t, _, _ in tables]
     assert titles[0].startswith("Tables 1 and 3") and any("each sigma" in t for t in titles)
     per_sigma = next(tab for t, tab, _ in tables if "each sigma" in t)
@@ -73,12 +73,12 @@ def test_gnkr_standardized_target_is_scale_free():
 
 
 def test_gnkr_paper_values_and_curves():
-    from nystrom_bench.sections.gnkr import paper_value
+    from nystrom_bench.studies.gnkr.section import paper_value
 
     assert paper_value("gnkr_f1", "G", "US", 1000) == 0.02908
     assert paper_value("CASP", "E", "CS", 1000) == 4.118e-3  # Table 3 is printed x 1e-3
     assert paper_value("CASP", "E", "CS", 300) is None and paper_value("diabetes", "G", "US", 1000) is None
-    st = sections.get("gnkr")
+    st = studies.section("gnkr")
     curve = st.paper_curve("gnkr_f1", "US", "G", "test_rmse_best", "m")
     assert curve[0] == (300, 0.03412) and len(curve) == 8
     assert st.paper_curve("CASP", "US", "G", "test_rmse_best", "m") is None  # Table 3: not on our scale

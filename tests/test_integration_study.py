@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nystrom_bench import data, integration, kernels, results, sections, seeding, studies
+from nystrom_bench import data, integration, kernels, results, seeding, studies
 from nystrom_bench.learners import KRR, NuSVM
-from nystrom_bench.sections import integration as mod
+from nystrom_bench.studies.integration import section as mod
 
 METHODS = {"exact": {"approximation": "exact"}, "uniform": {"sampler": "uniform"}, "kmeans": {"sampler": "kmeans"}}
 PARAMS = {"ratios": [0.05, 0.2], "gamma_scales": [0.5, 1.0], "nus": [0.1, 0.3], "alphas": [0.01, 0.1]}
@@ -217,7 +217,7 @@ def test_gsa_vs_lla_table_counts_cells_and_tests_them():
 
 def test_tested_rows_drop_the_exact_machine_and_tables_render():
     df = _frame()
-    section = sections.get("integration")
+    section = studies.section("integration")
     assert set(section.tested_rows(df)["integration"]) == {"gsa", "lla"}
     tables = section.tables(df, {})
     titles = [t[0] for t in tables]

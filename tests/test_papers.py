@@ -15,7 +15,7 @@ def test_lan_aij2017_tables_and_claims():
     assert sum(len(t1["columns"]) - len(r) for r in t1["data"].values()) == 4
     assert all(len(r) == len(t2["columns"]) for r in t2["data"].values())
     # the study's report section reads them through the loader
-    from nystrom_bench.sections import gen_nystrom
+    from nystrom_bench.studies.gen_nystrom import section as gen_nystrom
 
     assert gen_nystrom.paper_table(1)["segment"]["Ours single kernel"] == (9.59, 1.2, 2.7)
     # the Table 2 count is against every implemented MKL method, not CABMKL alone (issue 28)
@@ -34,7 +34,7 @@ def test_chen_nips2016_tables_and_claims():
     for t in (t1, t3):  # every (data set, kernel, sampler) row has one value per m
         assert all(len(v) == len(t["m"]) for k in t["rows"].values() for s in k.values() for v in s.values())
     # the study's report section reads them through the loader (Table 3 times its printed scale)
-    from nystrom_bench.sections import gnkr
+    from nystrom_bench.studies.gnkr import section as gnkr
 
     assert gnkr.paper_value("gnkr_f1", "G", "US", 1000) == 0.02908
     assert gnkr.paper_value("CASP", "E", "CS", 1000) == 4.118e-3
@@ -52,7 +52,7 @@ def test_li_geometric_tables_and_claims():
     assert t2["where"] == "Table II" and set(t2["rows"]) == {"usps", "gisette", "phishing", "dna"}
     assert t2["rows"]["usps"] == {"train": 7291, "test": 2007, "features": 256, "classes": 10, "col_a": 10,
                                   "col_b": 0.1}
-    from nystrom_bench.sections import integration
+    from nystrom_bench.studies.integration import section as integration
 
     assert integration.paper_table_ii()["dna"]["train"] == 2000
     ids = {c["id"]: c for c in doc["claims"]}
@@ -74,7 +74,7 @@ def test_ding_tables_and_claims():
     assert all(len(t[part]) == 10 for t in (t1, t2) for part in ("regression", "classification"))
     # the selection study's report section reads them through the loader (MSE in its units, accuracy a fraction)
     from nystrom_bench import studies
-    from nystrom_bench.sections import selection
+    from nystrom_bench.studies.selection import section as selection
 
     def close(a, b):
         return abs(a - b) <= 1e-12 * abs(b)

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from nystrom_bench import data, findings, kernels, sampling, seeding, spectrum, studies
-from nystrom_bench.methods.samplers import spectral_norm
+from nystrom_bench.studies.samplers.methods import spectral_norm
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = "samplers"
@@ -340,7 +340,7 @@ def test_reversed_methods_give_identical_rows():
 
 
 def test_the_shared_exact_block_gives_spectrum_subsample_errors():
-    from nystrom_bench.methods.samplers import block_errors, exact_block
+    from nystrom_bench.studies.samplers.methods import block_errors, exact_block
 
     X = np.random.default_rng(3).normal(size=(200, 4))
     kern = kernels.make("gaussian", gamma=0.3)

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nystrom_bench import data, profiling, results, sections, studies
+from nystrom_bench import data, profiling, results, studies
 from nystrom_bench.learners import KRR
-from nystrom_bench.sections import scale as mod
+from nystrom_bench.studies.scale import section as mod
 
 METHODS = {"direct": {"solver": "direct"}, "cg_f32": {"solver": "cg", "dtype": "float32", "cg_tol": 1e-8},
            "sklearn": {"approach": "sklearn"}, "exact": {"approach": "exact"}}
@@ -113,7 +113,7 @@ def test_exponent_and_report_tables():
                      "metrics": {"fit_time": 1e-9 * n**3, "predict_time": 0.0, "peak_mem_mb": 1e-5 * n**2,
                                  "test_rmse": 0.4}})
     df = results.frame("scale", rows, ("n", "m"))
-    tables = {t: (tab, note) for t, tab, note in sections.get("scale").tables(
+    tables = {t: (tab, note) for t, tab, note in studies.section("scale").tables(
         df, {"methods": {"direct": {}, "sk": {}, "exact": {}}})}
     ex = tables["Fitted exponents a of time ~ n^a and memory ~ n^a"][0].set_index("method")
     assert ex.loc["direct", "a (fit time)"] == "1.00" and ex.loc["exact", "a (fit time)"] == "3.00"
@@ -125,7 +125,7 @@ def test_exponent_and_report_tables():
     assert list(size.columns) == ["dataset", "m", "n", "direct", "sk", "exact"]
     assert size.iloc[0]["m"] == "-" and size.iloc[0]["direct"] == ""  # exact's row has no m
     assert isinstance(size, pd.DataFrame)
-    assert len(sections.get("scale").tested_rows(df)) == 4  # exact (no m) is not paired
+    assert len(studies.section("scale").tested_rows(df)) == 4  # exact (no m) is not paired
 
 
 @pytest.mark.parametrize("patch,match", [

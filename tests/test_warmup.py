@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from test_method_order import _blocks, _comparable
 
-from nystrom_bench import data, methods, studies
+from nystrom_bench import data, studies
 
 
 def _run(kind, name, block, seeds=2, log=None):
@@ -116,7 +116,7 @@ def test_a_method_that_fails_on_the_slice_does_not_fail_the_job(monkeypatch):
     cold = _run("krr", name, block, log=cold_log.logger)
     monkeypatch.undo()
 
-    real = methods.krr.KRRMethod.estimator
+    real = studies.krr.methods.KRRMethod.estimator
 
     class _NeedsRows:  # fails on fewer rows than the slice has, works on the real training part
         def __init__(self, est):
@@ -136,7 +136,7 @@ def test_a_method_that_fails_on_the_slice_does_not_fail_the_job(monkeypatch):
         est = real(self, trial)
         return _NeedsRows(est) if trial.method == "nystrom_gsa" else est
 
-    monkeypatch.setattr(methods.krr.KRRMethod, "estimator", estimator)
+    monkeypatch.setattr(studies.krr.methods.KRRMethod, "estimator", estimator)
     log = _Log()
     with warnings.catch_warnings(record=True) as shown:
         warnings.simplefilter("always")

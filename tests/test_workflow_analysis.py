@@ -55,7 +55,7 @@ def _same_bytes(a, b):
 def test_the_analysis_job_writes_what_the_separate_steps_wrote(workdir, tmp_path):  # noqa: F811 - the fixture
     from pypdf import PdfReader
 
-    from nystrom_bench import claims, findings, report, results, sections, stats, studies
+    from nystrom_bench import claims, findings, report, results, stats, studies
 
     blocks = _blocks()
     res = workdir / "results"
@@ -63,7 +63,7 @@ def test_the_analysis_job_writes_what_the_separate_steps_wrote(workdir, tmp_path
     for study, block in blocks.items():
         kind = studies.get(block.get("kind", study))
         info = infos[study] = jobs.analysis_info(kind, block)
-        section = sections.get(info["kind"])
+        section = studies.section(info["kind"])
         out = tmp_path / study
         out.mkdir()
         runs = [res / study / "runs" / f"{j}.csv" for j in jobs.plan(block)]
@@ -80,7 +80,7 @@ def test_the_analysis_job_writes_what_the_separate_steps_wrote(workdir, tmp_path
         _same_bytes(tmp_path / study / "claims.csv", res / study / "claims.csv")
     # figures, answer records and report of two studies (a kind with figures and tables of its own)
     for study in ("krr", "gnkr_tiny"):
-        info, section, out = _report_info(study, blocks[study]), sections.get(infos[study]["kind"]), tmp_path / study
+        info, section, out = _report_info(study, blocks[study]), studies.section(infos[study]["kind"]), tmp_path / study
         report.study_figures(out / "results.csv", infos[study], out / "figures",
                              figure_coords=infos[study].get("figure_coords"), paper_curve=section.paper_curve,
                              extra_figures=section.figures, cd_csv=out / "cd.csv")

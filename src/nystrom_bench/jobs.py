@@ -318,7 +318,7 @@ def analyze_study(study, inputs, out, info, coords, logs, claim_keys=(), section
     workflow's ``analysis_params``; default ``info``), which steps 2-4 get; ``logs`` maps the steps ``aggregate``,
     ``stats``, ``figures``, ``claims``, ``report`` to log files (:func:`job_log`; each ends with its
     ``job_seconds``); ``section`` the kind's report section (default
-    ``nystrom_bench.sections.get(info["kind"])``).  One Python start-up instead of five: the steps read
+    ``nystrom_bench.studies.section(info["kind"])``).  One Python start-up instead of five: the steps read
     the files the previous ones wrote, as separate jobs did.  Plotting is imported by steps 3 and 5
     only, MLflow never (:func:`track_study_runs` is its own job).
     """
@@ -329,10 +329,10 @@ def analyze_study(study, inputs, out, info, coords, logs, claim_keys=(), section
         df = results.aggregate(inputs, out["results"], coords)
         log.info("aggregated %d results", len(df))
     with job_log(logs["stats"]) as log:
-        from . import sections
+        from . import studies
         from .stats import run_study_stats
 
-        section = section or sections.get(info["kind"])
+        section = section or studies.section(info["kind"])
         paired = run_study_stats(out["results"], analysis, out["paired"], out["friedman"],
                                  tested_rows=section.tested_rows, out_wtl=out["wtl"], out_cd=out["cd"])
         log.info("paired tests:\n%s", paired.to_string())

@@ -16,50 +16,67 @@ decorated with ``@register`` that declares:
   (trials with equal keys share one fit), :meth:`Method.record` (what a result row records) and
   :meth:`Method.landmark_counts` (checked against each data set's training size).
 
-Adding a method = one class in the module of its family + its test.
+Adding a method = one class in its study kind's ``studies/<kind>/methods.py`` (which declares the
+family) + its test; a method of the user's may register anywhere, before or after that module loads.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 import numpy as np
 
-__all__ = ["Method", "family", "register", "build", "names", "RESOURCE_KEYS", "options_of", "check_sampler"]
+__all__ = ["Method", "family", "register", "build", "names", "RESOURCE_KEYS", "options_of", "check_sampler", "families", "undeclared"]
 
 #: keys of a method block that set job resources (with ``split_jobs: method``), not method options
 RESOURCE_KEYS = ("threads", "mem_mb", "runtime")
 
 _FAMILIES = {}
+#: family -> {name: class} of methods registered before their family was declared
+_PENDING = {}
 
 
 def family(name, key=None, default=None, not_implemented=None):
     """Declare a method family: ``key`` is the block key that picks the method (None: one method
     only, ``default``), ``default`` the method of a block without it; ``not_implemented`` names
     methods a paper has that have no implementation here (a block asking for one is told so)."""
-    _FAMILIES[name] = {"key": key, "default": default, "methods": {}, "not_implemented": not_implemented or {}}
+    _FAMILIES[name] = {"key": key, "default": default, "methods": _PENDING.pop(name, {}),
+                       "not_implemented": not_implemented or {}}
 
 
 def register(cls):
-    """Class decorator: add a :class:`Method` subclass to its family under ``cls.name``."""
-    if cls.family not in _FAMILIES:
-        _discover()  # a method outside this package joins a family declared in it
-    if cls.family not in _FAMILIES:
-        raise ValueError(f"{cls.__name__}: unknown method family {cls.family!r}; declare it with family()")
-    _FAMILIES[cls.family]["methods"][cls.name] = cls
+    """Class decorator: add a :class:`Method` subclass to its family under ``cls.name``.
+
+    A family is declared by its study kind's package (``studies/<kind>/methods.py``); a method
+    registered before that package is imported (e.g. one of the user's, registered before any study
+    is loaded) waits for its family's :func:`family` call.  :func:`undeclared` names the families
+    nobody declared (the study registry checks it once every kind is loaded)."""
+    if cls.family in _FAMILIES:
+        _FAMILIES[cls.family]["methods"][cls.name] = cls
+    else:
+        _PENDING.setdefault(cls.family, {})[cls.name] = cls
     return cls
 
 
-def _discover():
-    for mod in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{mod.name}")
+def families():
+    """The names of the declared method families."""
+    return sorted(_FAMILIES)
+
+
+def undeclared():
+    """``{family: [method classes]}`` of methods registered to a family no :func:`family` call declared."""
+    return {fam: sorted(c.__name__ for c in classes.values()) for fam, classes in _PENDING.items()}
+
+
+def _family(family_name):
+    try:
+        return _FAMILIES[family_name]
+    except KeyError:
+        raise ValueError(f"unknown method family {family_name!r}: a study kind's package declares it with "
+                         f"family(); load the study kinds first (nystrom_bench.studies.available())") from None
 
 
 def names(family_name):
-    """The method names of a family."""
-    _discover()
-    return sorted(_FAMILIES[family_name]["methods"])
+    """The method names of a family (declared by a loaded study kind)."""
+    return sorted(_family(family_name)["methods"])
 
 
 def options_of(block):
@@ -69,7 +86,7 @@ def options_of(block):
 
 def check_sampler(name):
     """ValueError naming the choices unless ``name`` is a registered landmark sampler."""
-    from .. import sampling
+    from . import sampling
 
     if name not in sampling.available():
         raise ValueError(f"unknown sampler {name!r}; choose one of {', '.join(sampling.available())}")
@@ -78,8 +95,7 @@ def check_sampler(name):
 def build(family_name, label, block):
     """The :class:`Method` a config block describes (``label``: its name in the config), options
     checked against the method's schema; ValueError naming the problem and the choices."""
-    _discover()
-    fam = _FAMILIES[family_name]
+    fam = _family(family_name)
     opts = options_of(block)
     name = opts.pop(fam["key"], fam["default"]) if fam["key"] else fam["default"]
     missing = {str(k).lower() for k in fam["not_implemented"]}

@@ -2,9 +2,9 @@
 
 The generic report (:mod:`nystrom_bench.report`) and tests (:mod:`nystrom_bench.stats`) serve every
 study kind.  A kind whose paper has its own layout -- a paper's table, its numbers beside ours, a
-figure of its own -- adds a :class:`Section` subclass decorated with ``@register`` in a module
-named after the kind.  The workflow scripts look the section up by the kind's name
-(:func:`get`); neither the report nor a section imports a study.
+figure of its own -- adds a :class:`Section` subclass decorated with ``@register`` in its package,
+``studies/<kind>/section.py``.  The workflow looks the section up by the kind's name
+(:func:`nystrom_bench.studies.section`); the report never imports a study.
 
 A section may override:
 
@@ -20,12 +20,10 @@ A section may override:
 from __future__ import annotations
 
 import functools
-import importlib
-import pkgutil
 
-from ..results import within_assumptions
+from .results import within_assumptions
 
-__all__ = ["Section", "register", "get"]
+__all__ = ["Section", "register", "registered"]
 
 _REGISTRY = {}
 
@@ -36,11 +34,10 @@ def register(cls):
     return cls
 
 
-def get(kind):
-    """The report section of the study kind ``kind`` (the generic :class:`Section` if it has none)."""
-    for mod in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{mod.name}")
-    return _REGISTRY.get(kind, Section)()
+def registered():
+    """``{kind: Section subclass}`` of the sections registered so far (each kind's package registers its
+    own when it is imported: :func:`nystrom_bench.studies.section` loads them all first)."""
+    return dict(_REGISTRY)
 
 
 class Section:

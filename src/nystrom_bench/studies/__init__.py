@@ -25,14 +25,15 @@ A kind declares only what is its own:
   :meth:`Study.record` (what a row keeps besides the method's parameters).
 
 How a study's results are analysed and drawn is not the study's business: its report section
-(:mod:`nystrom_bench.sections`) plugs into the report.
+(``studies/<kind>/section.py``, a :class:`nystrom_bench.sections.Section`) plugs into the report.
 
 A config block may set ``split:`` -- overrides of the data sets' registered split protocol
 (:func:`nystrom_bench.data.split_spec`), e.g. ``{test_fraction: 0.5}``; the job then draws its
 splits itself and every row records them in ``params.split``, so ``data.load(dataset, seed=seed,
 split=params.split)`` returns the row's training part.
 
-Adding a study = one module here + a config block + its test.
+Adding a study = one package ``studies/<kind>/`` (its study, and where it needs them its method family
+and report section) + a config block + its test.
 """
 
 from __future__ import annotations
@@ -47,9 +48,9 @@ import warnings
 
 import numpy as np
 
-from .. import data, kernels, methods, profiling, seeding
+from .. import data, kernels, methods, profiling, sections, seeding
 
-__all__ = ["Study", "Trial", "register", "get", "available"]
+__all__ = ["Study", "Trial", "register", "get", "available", "section"]
 
 _REGISTRY = {}
 
@@ -60,8 +61,14 @@ def register(cls):
 
 
 def _discover():
+    """Import every kind's package (``studies/<kind>/``: its study, methods and report section)."""
     for mod in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{mod.name}")
+    orphans = methods.undeclared()
+    if orphans:
+        raise ValueError("methods registered to an undeclared family: "
+                         + "; ".join(f"{fam!r}: {', '.join(cls)}" for fam, cls in orphans.items())
+                         + f"; use one of {', '.join(methods.families())} or declare it with methods.family()")
 
 
 def available():
@@ -77,6 +84,13 @@ def get(name):
         return _REGISTRY[name]()
     except KeyError:
         raise ValueError(f"unknown study kind {name!r}; choose one of {', '.join(sorted(_REGISTRY))}") from None
+
+
+def section(name):
+    """The report section of the study kind ``name`` (the generic :class:`~nystrom_bench.sections.Section`
+    if it has none of its own)."""
+    _discover()
+    return sections.registered().get(name, sections.Section)()
 
 
 class Trial:

@@ -27,8 +27,8 @@ import warnings
 
 import numpy as np
 
-from .. import approx, kernels, papers, selection
-from . import Method, check_sampler, family, register
+from ... import approx, kernels, papers, selection
+from ...methods import Method, check_sampler, family, register
 
 family("criterion", key="approximation", default="nystrom")
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..report import OUTSIDE, assumption_note, coord_figure, mark_outside, outside_label
-from ..results import ASSUMPTION, assumption_summary, outside_assumptions
-from . import Section, register
+from ...report import OUTSIDE, assumption_note, coord_figure, mark_outside, outside_label
+from ...results import ASSUMPTION, assumption_summary, outside_assumptions
+from ...sections import Section, register
 
 
 @register

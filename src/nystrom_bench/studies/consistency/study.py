@@ -2,7 +2,7 @@
 
 For every data set, seed, Gaussian width ``gamma = 2^log2_gamma`` and criterion (C_ree or C_ipe;
 both coords) the criterion is computed on the exact kernel matrix K of the training part
-("Original") and on every approximation K~ of the config (the :mod:`~nystrom_bench.methods.criteria`
+("Original") and on every approximation K~ of the config (the :mod:`~nystrom_bench.studies.consistency.methods`
 family: OptApp, Nystrom with any landmark sampler, modified Nystrom, MCM).  A row records
 ``criterion_approx`` C(K~), ``criterion_exact`` C(K), ``relative_gap`` ``|C(K~) - C(K)| / C(K)`` and
 ``seconds`` (building K~, sampling included, plus the criterion); both criteria come from one K~,
@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import data, papers, selection
-from . import Study, register
+from ... import data, papers, selection
+from .. import Study, register
 
 #: the papers' settings (AAAI 2019 Sec. "Empirical Studies"; TNNLS 2020 Sec. VII): the defaults of ``params:``
 _AAAI = papers.table("ding_aaai2019", "settings")

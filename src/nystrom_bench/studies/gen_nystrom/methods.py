@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import learners, sampling
-from . import Method, check_sampler, family, register
+from ... import learners, sampling
+from ...methods import Method, check_sampler, family, register
 
 #: the paper's baselines without an implementation here: its column name -> (table, what it is)
 NOT_IMPLEMENTED = {
@@ -175,7 +175,7 @@ class Nystrom(_Sampled):
     name = "nystrom"
 
     def learn(self, trial, X, y):
-        from .. import approx
+        from ... import approx
 
         c = max(1, round(trial.params["landmark_fraction"] * len(X)))
         return c, approx.landmark_operator(X, trial.kernel, c, sampler=self.opts["sampler"], seed=trial.rng).factor()

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import papers
-from . import Section, register
+from ... import papers
+from ...sections import Section, register
 
 #: approach (a method block's ``approach:``) -> (table, the paper's column name)
 APPROACHES = {
@@ -67,7 +67,7 @@ def _params(df):
 def _best_marks(df):
     """Methods whose error is not significantly above the best mean's: paired t-test over repeats (5%, two-sided,
     :func:`nystrom_bench.stats.paired_tests` against the best), as the paper marks its best."""
-    from .. import stats
+    from ... import stats
 
     means = df.groupby("method")["error"].mean()
     best = means.idxmin()
@@ -114,7 +114,7 @@ def paper_layout(df, methods, table):
 
 def alignment_figure(rows, out_png):
     """Per data set: error (top) and the alignment criterion (bottom) against log10 lambda, mean over repeats."""
-    from ..report import pyplot, save_png
+    from ...report import pyplot, save_png
 
     plt = pyplot()
     datasets = sorted(rows["dataset"].unique())

@@ -2,7 +2,7 @@
 
 The paper's semi-supervised protocol: in every repeat (a seed) ``n_labels`` samples (a coord;
 the paper: 100) are drawn evenly over the classes (:func:`labelled_indices`), the rest of the
-data set is unlabelled; each method (a block's ``approach:``, :mod:`nystrom_bench.methods.semi_supervised`)
+data set is unlabelled; each method (a block's ``approach:``, :mod:`nystrom_bench.studies.gen_nystrom.methods`)
 learns a kernel (or runs a baseline) on all samples with those labels, a linear SVM (C = 1) is
 trained on the labelled rows of the factor G (``K~ = G G^T``), and the error is measured on the
 unlabelled samples.  The Gaussian kernel ``exp(-||x - y||^2 / b0)`` with b0 the mean pairwise
@@ -12,14 +12,14 @@ multiple-kernel methods use ``b = 2^-4 b0, ..., 2^4 b0`` (``width_scales``).
 ``error`` is in percent; ``seconds`` is the time of learning the kernel and the classifier and
 predicting the unlabelled samples (the fit and the prediction; the gen_nystrom method's
 ``lambda_path`` of the paper's Fig. 1 is recorded outside it).  The paper's tables and Fig. 1 are
-the report section's (:mod:`nystrom_bench.sections.gen_nystrom`).
+the report section's (:mod:`nystrom_bench.studies.gen_nystrom.section`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import Study, register
+from .. import Study, register
 
 
 def _positive(**kw):

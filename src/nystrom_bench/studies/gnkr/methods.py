@@ -11,8 +11,8 @@ the sampler's draws: they are computed once per (data set, seed, kernel) and fit
 
 from __future__ import annotations
 
-from ..learners import GNKR
-from . import Method, family, register
+from ...learners import GNKR
+from ...methods import Method, family, register
 
 family("gnkr", key="sampler")
 

@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 
-from .. import data, papers
-from . import Section, register
+from ... import data, papers
+from ...sections import Section, register
 
 #: the paper data file of Chen et al. (NIPS 2016) (:mod:`nystrom_bench.papers`)
 PAPER = "chen_nips2016"
@@ -51,7 +51,7 @@ class GNKRSection(Section):
     def tables(self, df, study_cfg):
         import pandas as pd
 
-        from .. import stats
+        from ... import stats
 
         synthetic = sorted(d for d in df["dataset"].unique() if data.info(d)["source"].startswith("synthetic"))
         rows = []

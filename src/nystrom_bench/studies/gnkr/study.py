@@ -1,7 +1,7 @@
 """Generalized Nystrom kernel regression (Chen et al., NIPS 2016): Tables 1 and 3.
 
 For every seed, kernel (Gaussian G / Epanechnikov E), sampler (uniform US / column-norm CS: the
-methods of :mod:`nystrom_bench.methods.gnkr`) and landmark count m (the study's coordinate), GNKR
+methods of :mod:`nystrom_bench.studies.gnkr.methods`) and landmark count m (the study's coordinate), GNKR
 is fitted over the paper's grid ``sigma in {1e-5, ..., 1e4}`` x ``lambda in {1e-15, ..., 1e-3}``
 through :meth:`~nystrom_bench.learners.GNKR.fit_path` (one eigendecomposition per sigma serves
 all lambdas).  Three numbers are reported per setting:
@@ -19,7 +19,7 @@ all lambdas).  Three numbers are reported per setting:
     extra widths are configured.
 
 Each row also records ``params.rmse_by_sigma`` (the best test RMSE for each width), the evidence
-behind the report's per-sigma table (:mod:`nystrom_bench.sections.gnkr`).  Method labels are the
+behind the report's per-sigma table (:mod:`nystrom_bench.studies.gnkr.section`).  Method labels are the
 config's sampler labels (``US``/``CS``), kernel labels the config's (``G``/``E``), and ``m`` is a
 coordinate, so the generic analysis tests US against CS at every m and draws RMSE against m with
 the paper's Table 1 curves dashed.
@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..methods.gnkr import grids, m_values
-from ..sections.gnkr import LAMBDA_GRID, SIGMA_GRID
-from . import Study, register
+from .. import Study, register
+from .methods import grids, m_values
+from .section import LAMBDA_GRID, SIGMA_GRID
 
 
 def _positive_list(default):

@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from .. import kernels, sampling
-from ..learners import KRR, NuSVM, max_feasible_nu
-from . import Method, check_sampler, family, register
+from ... import kernels, sampling
+from ...learners import KRR, NuSVM, max_feasible_nu
+from ...methods import Method, check_sampler, family, register
 
 family("integration", key="approximation", default="nystrom")
 

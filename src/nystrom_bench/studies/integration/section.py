@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import papers, stats
-from . import Section, register
+from ... import papers, stats
+from ...sections import Section, register
 
 #: the paper data file of Li et al. (geometric view) (:mod:`nystrom_bench.papers`)
 PAPER = "li_geometric"
@@ -192,7 +192,7 @@ def time_table(df):
 def sampler_grid(rows, exact, metric, label, out_png, order=None, logy=False):
     """One row of panels per data set, one panel per sampler: ``metric`` against the ratio, one line
     per integration (mean, +- sd band over seeds); the exact machine as a dashed grey line."""
-    from ..report import pyplot, save_png
+    from ...report import pyplot, save_png
 
     plt = pyplot()
     datasets = sorted(rows["dataset"].unique())

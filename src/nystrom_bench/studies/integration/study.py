@@ -3,7 +3,7 @@
 Li et al. conjecture that the naive Gram-matrix substitution (GSA: train with K~, predict with the
 exact kernel) gives solutions closer to the exact machine's than the low-rank linearisation (LLA:
 train and predict on the Nystrom features), NCR being LLA for KRR.  The methods
-(:mod:`nystrom_bench.methods.integration`) are the exact machine (integration ``exact``) and one
+(:mod:`nystrom_bench.studies.integration.methods`) are the exact machine (integration ``exact``) and one
 Nystrom machine per sampler, evaluated per landmark ratio (the coord ``ratio``: c = ratio x the
 training size) and integration (the coord ``integration``): a nu-SVM for classification -- one
 training serves GSA and LLA (Li et al.'s Algorithm 1) -- and KRR in the modes gsa, lla and ncr for
@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..integration import approximation_error, approximation_errors
-from ..methods.integration import CLASSIFICATION, classify, exact_machine
-from ..sections.integration import METRICS
-from . import Study, register
+from ...integration import approximation_error, approximation_errors
+from .. import Study, register
+from .methods import CLASSIFICATION, classify, exact_machine
+from .section import METRICS
 
 #: the integrations of a Nystrom machine: a nu-SVM's (classification), KRR's (regression: NCR too)
 SVM_MODES, KRR_MODES = ("gsa", "lla"), ("gsa", "lla", "ncr")

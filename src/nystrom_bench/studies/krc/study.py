@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import register
-from .krr import KRRStudy
+from .. import register
+from ..krr.study import KRRStudy
 
 
 @register
@@ -32,11 +32,11 @@ class KRCStudy(KRRStudy):
     primary_metric = "test_accuracy"
 
     def targets(self, split):
-        from ..learners.krr import ovr_targets
+        from ...learners.krr import ovr_targets
 
         return ovr_targets(split.y_train)
 
     def score(self, prediction, trial):
-        from ..learners.krr import ovr_predict
+        from ...learners.krr import ovr_predict
 
         return {"test_accuracy": float(np.mean(ovr_predict(prediction, trial.state) == trial.split.y_test))}

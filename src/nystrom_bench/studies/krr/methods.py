@@ -12,8 +12,8 @@ from __future__ import annotations
 import numbers
 import warnings
 
-from ..learners import KRR
-from . import Method, check_sampler, family, register
+from ...learners import KRR
+from ...methods import Method, check_sampler, family, register
 
 family("krr", key="approach", default="krr")
 

@@ -1,6 +1,6 @@
 """Kernel ridge regression: exact vs Nystrom (the walking-skeleton study).
 
-For each seed's split, each kernel and each method (a :mod:`~nystrom_bench.methods.krr` block:
+For each seed's split, each kernel and each method (a :mod:`~nystrom_bench.studies.krr.methods` block:
 :class:`~nystrom_bench.learners.KRR`'s options), fit KRR on the centred training targets and
 report test MSE, fit and predict time.  Every method of a (dataset, seed) draws its landmarks
 from the same stream (common random numbers), so GSA and LLA see the same landmarks and the
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Study, register
+from .. import Study, register
 
 
 @register

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernels, sampling
-from ..learners import KRR
-from . import Method, check_sampler, family, register
+from ... import kernels, sampling
+from ...learners import KRR
+from ...methods import Method, check_sampler, family, register
 
 family("samplers", key=None, default="landmarks")
 
@@ -68,7 +68,7 @@ class LandmarkRun:
         self.rng, self.y_sampler, self.options = rng, y_sampler, dict(options or {})
 
     def fit(self, X, y):
-        from .. import spectrum
+        from ... import spectrum
 
         self.skipped_ = cannot_run(self.sampler, X)
         if self.skipped_:

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import findings
-from ..report import fmt_num, panels, pyplot, save_png
-from . import Section, register
+from ... import findings
+from ...report import fmt_num, panels, pyplot, save_png
+from ...sections import Section, register
 
 #: the metrics drawn against m, one figure per kernel width
 CURVE_METRICS = ("trace_error", "test_error")

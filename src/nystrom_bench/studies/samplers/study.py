@@ -1,6 +1,6 @@
 """Landmark samplers: do non-uniform landmarks beat uniform ones, and when?
 
-Per data set, seed, kernel, sampler (a :mod:`~nystrom_bench.methods.samplers` block ``{sampler: NAME}``) and
+Per data set, seed, kernel, sampler (a :mod:`~nystrom_bench.studies.samplers.methods` block ``{sampler: NAME}``) and
 m (the coord), on the training part subsampled to ``max_train`` points (the test part to ``max_test``), the
 Nystrom approximation ``F F^T`` on the sampler's landmarks (the sampler's own factor where it reports one) is
 scored by ``trace_error`` = (tr K - ||F||_F^2) / tr K on all training points (the trace-norm error: K - F F^T
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import seeding
-from ..methods.samplers import block_errors, exact_block, subsample_split
-from . import Study, register
+from ... import seeding
+from .. import Study, register
+from .methods import block_errors, exact_block, subsample_split
 
 #: the properties of :func:`nystrom_bench.spectrum.properties`, as the prefix of the params that hold them
 PROP_PREFIX = "prop_"
@@ -93,7 +93,7 @@ class SamplersStudy(Study):
                                seeding.rng(split.seed, self.name, split.name, "subsample"))
 
     def targets(self, split):
-        from ..learners.krr import ovr_targets
+        from ...learners.krr import ovr_targets
 
         if split.info.get("task") == "regression":
             return split.y_train - split.y_train.mean(), ("regression", float(split.y_train.mean()))
@@ -101,7 +101,7 @@ class SamplersStudy(Study):
         return T, ("classification", classes)
 
     def _exact_rows(self, trial):  # the exact block's rows: one subsample per (data set, seed)
-        from .. import spectrum
+        from ... import spectrum
 
         n = len(trial.split.y_train)
         return trial.shared(("exact_rows", n), lambda: spectrum.subsample(n, trial.params["exact_points"],
@@ -113,8 +113,8 @@ class SamplersStudy(Study):
                             lambda: exact_block(X, trial.kernel, self._exact_rows(trial)))
 
     def score(self, prediction, trial):
-        from .. import spectrum
-        from ..learners.krr import ovr_predict
+        from ... import spectrum
+        from ...learners.krr import ovr_predict
 
         est, split = trial.estimator, trial.split
         if getattr(est, "skipped_", None):  # not run on this data set: no number, the row says why
@@ -137,7 +137,7 @@ class SamplersStudy(Study):
 
     def record(self, trial):
         """The data set's properties (once per data set, seed and kernel) and the exact block's size."""
-        from .. import spectrum
+        from ... import spectrum
 
         X, p = trial.split.X_train, trial.params
 

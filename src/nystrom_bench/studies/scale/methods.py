@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..learners import KRR
-from . import Method, family, register
+from ...learners import KRR
+from ...methods import Method, family, register
 
 family("scale", key="approach", default="nystrom")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import Section, register
+from ...sections import Section, register
 
 #: the titles of the metrics in the tables by size
 LABELS = {"fit_time": "Fit time (s)", "peak_mem_mb": "Peak memory added (MiB)", "test_rmse": "Test RMSE",
@@ -72,7 +72,7 @@ def size_table(df, metric, order):
         return None
     import pandas as pd
 
-    from ..report import fmt_num
+    from ...report import fmt_num
 
     c = _cell_means(df, metric)
     wide = c.pivot_table(index=["dataset", "m", "n"], columns="method", values=metric)
@@ -152,7 +152,7 @@ def ratio_table(df, order):
 def loglog_figure(df, metric, label, out_png, order, exponents=True):
     """``metric`` against n, log-log: one panel per (data set, m), one line per method; exact KRR in every
     panel of its data set; the legend gives the fitted exponent."""
-    from ..report import panels, pyplot, save_png
+    from ...report import panels, pyplot, save_png
 
     plt = pyplot()
     c = _cell_means(df, metric)

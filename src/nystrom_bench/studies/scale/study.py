@@ -1,7 +1,7 @@
 """Scale: time, memory and accuracy of Nystrom KRR as n and m grow, against scikit-learn and exact KRR.
 
 For every seed, training size ``n`` (a nested random subset of the training part) and landmark
-count ``m`` (the study's coords), each method (:mod:`nystrom_bench.methods.scale`: ``approach``
+count ``m`` (the study's coords), each method (:mod:`nystrom_bench.studies.scale.methods`: ``approach``
 ``nystrom`` -- KRR, LLA, with ``solver``/``dtype``/``cg_tol``/``cg_max_iter`` --, ``sklearn`` or
 ``exact``) fits kernel ridge regression with ``alpha = lam * n`` (FALKON's ``lambda n``) on the
 same ``m`` uniform landmarks (common random numbers), then predicts the test part.  scikit-learn
@@ -11,7 +11,7 @@ runs only where its n x m features fit ``params.max_memory_mb``, exact KRR only 
 Each (method, n, m) cell runs in a forked child (``isolated``): fit and predict are timed there and
 ``peak_mem_mb`` is the memory the cell added at its peak (the resident set's high-water mark above
 its start: BLAS buffers and temporaries included, the data not).  A cell past
-``params.cell_timeout`` is stopped and recorded as such.  The report (:mod:`nystrom_bench.sections.scale`)
+``params.cell_timeout`` is stopped and recorded as such.  The report (:mod:`nystrom_bench.studies.scale.section`)
 fits the exponent of ``time ~ n^a`` per method on log-log axes.
 """
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..methods.scale import draws, sizes
-from . import Study, register
+from .. import Study, register
+from .methods import draws, sizes
 
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 

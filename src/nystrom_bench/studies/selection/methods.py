@@ -1,6 +1,6 @@
 """The selection family: choose the Gaussian width, then fit the exact learner there (the selection study).
 
-A block's ``approximation`` (default ``nystrom``) is one of the :mod:`~nystrom_bench.methods.criteria`
+A block's ``approximation`` (default ``nystrom``) is one of the :mod:`~nystrom_bench.studies.consistency.methods`
 approximations -- the width minimises the trial's criterion (the coord ``criterion``) computed on
 that K~ over ``params.log2_gammas`` (:func:`nystrom_bench.selection.criterion_path`, the papers'
 defaults filled in as there) -- or ``cv``: ``folds``-fold cross-validation of the learner's own
@@ -8,7 +8,7 @@ error (:func:`nystrom_bench.selection.cv_path`; the same for both criteria, comp
 (data set, seed) and ``folds``).
 
 A selection made on an approximation outside its assumptions at any width of the grid (MCM off its
-grid, or ``U_m + mu l I`` indefinite: :meth:`~nystrom_bench.methods.criteria.Criterion.assumption`)
+grid, or ``U_m + mu l I`` indefinite: :meth:`~nystrom_bench.studies.consistency.methods.Criterion.assumption`)
 records why as the param ``assumption``: the result row is flagged, shown apart and never averaged in.
 
 The estimator then fits the exact learner at the chosen width on the training part: KRR with
@@ -19,10 +19,10 @@ The estimator then fits the exact learner at the chosen width on the training pa
 
 from __future__ import annotations
 
-from .. import selection
-from ..learners import KRR, LSSVM
-from . import Method, family, register
-from .criteria import MCM, Exact, ModifiedNystrom, Nystrom, Optimal, settings
+from ... import selection
+from ...learners import KRR, LSSVM
+from ...methods import Method, family, register
+from ..consistency.methods import MCM, Exact, ModifiedNystrom, Nystrom, Optimal, settings
 
 family("selection", key="approximation", default="nystrom")
 

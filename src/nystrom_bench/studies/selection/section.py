@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import papers, stats
-from ..report import assumption_note, outside_label
-from ..results import assumption_summary, outside_assumptions
-from . import Section, register
+from ... import papers, stats
+from ...report import assumption_note, outside_label
+from ...results import assumption_summary, outside_assumptions
+from ...sections import Section, register
 
 #: the paper's column heads, in the order of its tables
 _PAPER_METHODS = {"accurate": "Accurate", "mcm": "MCM", "nystrom": "Nystrom"}

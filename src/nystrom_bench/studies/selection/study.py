@@ -5,14 +5,14 @@ On the training half, the Gaussian width is chosen from a log2 grid by minimisin
 the MCM approximation, or on a Nystrom approximation (uniform landmarks as the paper; Adapt-MS
 landmarks beyond it) -- or, as a practitioner would, by 5-fold cross-validation of the learner's
 own error (``approximation: cv``; the same for both criteria, computed once); the
-:mod:`~nystrom_bench.methods.selection` family.  Then the learner is trained on the training half
+:mod:`~nystrom_bench.studies.selection.methods` family.  Then the learner is trained on the training half
 with the chosen width and tested on the other half: exact KRR with ``alpha = mu l`` on
 standardised targets (test MSE in the targets' own units) for regression, the exact
 :class:`~nystrom_bench.learners.LSSVM` with ``mu`` for classification (test accuracy).
 ``selection_seconds`` is the time of the whole grid search, the paper's "Time"; ``fit_time`` the
 learner's fit at the chosen width.  Settings and targets are the consistency study's.
 
-The report (:mod:`nystrom_bench.sections.selection`) gives Tables I and II in the paper's layout
+The report (:mod:`nystrom_bench.studies.selection.section`) gives Tables I and II in the paper's layout
 with the paper's numbers beside ours where our data set is the paper's (or an embedded copy of
 it), and a Wilcoxon signed-rank test over data sets of each approximate method against Accurate.
 """
@@ -23,8 +23,8 @@ import copy
 
 import numpy as np
 
-from . import register
-from .consistency import ConsistencyStudy
+from .. import register
+from ..consistency.study import ConsistencyStudy
 
 
 @register

@@ -1,0 +1,5 @@
+"""Kernel ridge classification, exact vs Nystrom: the study (its methods are the ``krr`` family)."""
+
+from . import study
+
+__all__ = ["study"]
