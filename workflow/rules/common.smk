@@ -88,7 +88,7 @@ def all_targets():
     runs = [f"results/{s}/runs/{j}.csv" for s in STUDIES for j in JOBS[s]]
     tables = expand("results/{study}/{table}.csv", study=STUDIES, table=["results", "stats"])
     return (runs + tables + expand("reports/{study}.pdf", study=STUDIES)
-            + ["results/claims.csv", "reports/summary.pdf", "results/reports_logged.json"])
+            + ["results/claims.csv", "reports/summary.pdf", "results/reports_logged.json", "results/report_figures"])
 
 
 # study -> the keys ("<paper file>/<claim id>") of the claims its results decide (the first of a claim's
