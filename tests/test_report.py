@@ -184,3 +184,18 @@ def test_strip_plot_is_the_same_picture_every_time_and_leaves_numpys_global_stat
     np.random.uniform()  # a caller's own draws in between change nothing
     report.metric_figure(df, info, "rmse", tmp_path / "b.png")
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+
+
+def test_set_up_names_the_blocks_parameters_with_long_grids_shortened():
+    """Page one's set-up lists the block's own parameters (a GNKR block's widths and lambdas), not only the
+    coordinates that vary across rows."""
+    import json
+
+    df = pd.DataFrame({"dataset": "f1", "method": ["US", "CS"], "kernel": "gaussian", "seed": 0,
+                       "params": json.dumps({"n_train": 100, "n_test": 50, "n_features": 5})})
+    params = {"sigma_grid": [0.01, 0.1, 1.0, 10.0], "lambda_grid": [10.0 ** -k for k in range(15, 2, -1)],
+              "extra_sigmas": [], "standardize_target": True}
+    info = {"config": {"kernels": {"gaussian": {"kernel": "gaussian"}}, "params": params}, "methods": ["US", "CS"]}
+    line = [t for t in report._setup_lines(df, info) if t.startswith("Parameters")]
+    assert line == ["Parameters of the block: sigma_grid = 0.01, 0.1, 1, 10; lambda_grid = 1e-15, 1e-14, ..., "
+                    "0.001 (13 values); extra_sigmas = none; standardize_target = True."]

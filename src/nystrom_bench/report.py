@@ -899,10 +899,24 @@ def _setup_lines(df, info):
         + f"; paired tests pair results on ({blocks}"
         + (", and the grid point)." if grid else ")."),
     ]
+    if cfg.get("params"):
+        lines.append(f"Parameters of the block: {'; '.join(f'{k} = {_param_text(v)}' for k, v in cfg['params'].items())}.")
     note = assumption_note(df, mark=None)
     if note:
         lines.append(note)
     return lines
+
+
+def _param_text(value, most=8):
+    """A config parameter for the set-up: a list in full up to ``most`` values, else its ends and count."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_param_text(v, most)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        if not value:
+            return "none"
+        shown = [format_coord(v) for v in value]
+        return ", ".join(shown) if len(shown) <= most else f"{shown[0]}, {shown[1]}, ..., {shown[-1]} ({len(shown)} values)"
+    return format_coord(value)
 
 
 def _friedman_table(fried):
