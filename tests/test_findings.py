@@ -10,11 +10,13 @@ import pytest
 import yaml
 from scipy import stats as sps
 
-from nystrom_bench import findings, stats
+from nystrom_bench import findings, stats, studies
 
 ROOT = Path(__file__).resolve().parents[1]
 INFO = {"metrics": {"acc": ["Accuracy", False]}, "coords": ["ratio"], "block_cols": ["dataset", "kernel", "seed"]}
-Q = {q["id"]: q for q in findings.QUESTIONS}
+#: every question: the generic ones and the study kinds' own
+QUESTIONS = studies.questions()
+Q = {q["id"]: q for q in QUESTIONS}
 
 
 def _frame(effect_of_ratio, seeds=10):
@@ -111,11 +113,11 @@ def test_every_pair_of_methods_differing_in_a_role_is_ranked(cfg):
     question, whatever their labels: config/paper.yaml's nystrom_adapt_kumar is among krc's samplers."""
     blocks = _blocks(cfg)
     seen = 0
-    keys = {k for q in findings.QUESTIONS for k in q.get("role", [])}
+    keys = {k for q in QUESTIONS for k in q.get("role", [])}
     for study, block in blocks.items():
         methods = block["methods"]
         for key in keys:
-            groups = [g for q in findings.QUESTIONS if key in q.get("role", [])
+            groups = [g for q in QUESTIONS if key in q.get("role", [])
                       for g in findings.contender_groups(methods, q)]
             for a in methods:
                 for b in methods:
@@ -141,7 +143,7 @@ def test_renaming_every_label_finds_the_same_contenders():
     blocks = _blocks("config.yaml")
     for study, block in blocks.items():
         renamed = {f"zz_{lab}_renamed": m for lab, m in block["methods"].items()}
-        for q in findings.QUESTIONS:
+        for q in QUESTIONS:
             before = findings.contender_groups(block["methods"], q)
             after = findings.contender_groups(renamed, q)
             assert [[(f"zz_{n}_renamed", v) for n, v in g] for g in before] == after, (study, q["id"])
@@ -242,10 +244,15 @@ def test_every_question_has_an_answer_in_markdown(tmp_path):
 
     slope = [c["id"] for c in papers.all_claims() if c.get("rule") == "slope_below"][:2]
     _, infos, records = _run()
+    # two blocks of kinds with questions of their own, neither with results: their questions are asked
+    own = {k: {"questions": list(studies.get(k).questions)} for k in ("consistency", "selection")}
     ledger = _ledger(slope)
-    found = findings.findings(records, ledger, infos)
+    assert "Approximate or cross-validated" not in findings.markdown(findings.findings(records, ledger, infos),
+                                                                      ledger, "run of today")
+    found = findings.findings(records, ledger, {**infos, **own})
     md = findings.markdown(found, ledger, "run of today")
     assert findings.empty_answers(md) == []
+    assert md.index(Q["mode"]["question"]) < md.index(Q["selection"]["question"]) < md.index(Q["solver"]["question"])
     consistency = md.split(f"**{Q['consistency']['question']}**", 1)[1].split("**", 1)[0]
     assert "2 claim(s) answer it: 2 reproduced." in consistency
     section = md.split(findings.ANSWERS_HEADING, 1)[1]
@@ -258,7 +265,7 @@ def test_every_question_has_an_answer_in_markdown(tmp_path):
     text = readme.read_text()
     assert "old" not in text and "### Answers" in text and "## All claims" not in text and text.endswith("rest\n")
     assert "2 claim(s) answer it" in text and "| reg | Test MSE |" in text
-    others = "".join(f"**{q['question']}** an answer.\n\n" for q in findings.QUESTIONS if q["id"] != "consistency")
+    others = "".join(f"**{q['question']}** an answer.\n\n" for q in QUESTIONS if q["id"] != "consistency")
     empty = f"# Findings\n\n{findings.ANSWERS_HEADING}\n\n{others}**{Q['consistency']['question']}**\n\n## Guide\n"
     assert findings.empty_answers(empty) == [Q["consistency"]["question"]]
     (tmp_path / "E.md").write_text(empty)

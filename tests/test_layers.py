@@ -1,4 +1,5 @@
-"""The layering of DESIGN.md, enforced: no module in src/ imports one above it, not even inside a function.
+"""The layering of DESIGN.md, enforced: no module in src/ imports one above it, not even inside a function;
+and the generic layers never name a study kind or one of its labels (they read the kinds' declarations).
 
 From the ground up (DESIGN.md, "Layers"): the small utilities; kernels, data, results (and lowrank,
 the dense factors samplers and approximations share); sampling,
@@ -84,3 +85,88 @@ def test_the_walker_sees_imports_inside_functions(tmp_path):
     src.write_text("def f():\n    from .. import studies\n    import nystrom_bench.jobs\n")
     found = {t for t, _ in _imported(src, ["report", "mod"], False)}
     assert found == {"studies", "jobs"}
+
+
+# -- the generic layers never name a study kind or its labels (issue 38) ------------------------------------
+#: the generic layers: the services, the study layer's bases and what plans and runs the studies; the kinds'
+#: own code is in studies/<kind>/ (``advise`` is a mini-study of its own on the library, no reader of the kinds)
+GENERIC = {"methods", "sections", "studies", "tracking_layout", "stats", "tracking", "report", "claims", "findings",
+           "results", "config", "jobs", "cli"}
+#: words that are a kind's label and also a generic word of these layers, each with what it means there
+SAME_WORD = {
+    "n": "a count (rows, pairs, units)",
+    "m": "the library's landmark count in a call the guide prints (KRR(n_components=m))",
+    "ratio": "an effect kind of the paired tests (stats: ratio or difference)",
+    "samplers": "the key under which a findings property record lists its sampler entries (answers.json)",
+}
+
+
+def _library_words():
+    """Names the library itself defines (samplers, approximations, kernels, KRR's option values): a config may
+    use them as method labels, and the generic layers may name them as the library's."""
+    from sklearn.utils._param_validation import StrOptions
+
+    from nystrom_bench import approx, kernels, learners, sampling
+
+    words = {*sampling.available(), *approx.available(), *kernels.available()}
+    for constraints in learners.KRR._parameter_constraints.values():
+        words |= {o for c in constraints if isinstance(c, StrOptions) for o in c.options}
+    return words
+
+
+def _kind_words():
+    """``{word: why it belongs to a kind}``: kind names, method families, coords, own questions, report-section
+    coord roles, and the config blocks and method labels of config/config.yaml and config/paper.yaml."""
+    import yaml
+
+    from nystrom_bench import studies
+
+    words = {}
+    for kind in studies.available():
+        study = studies.get(kind)
+        for word, why in [(kind, "a study kind"), (study.family, f"{kind}'s method family"),
+                          *[(c, f"a coord of {kind}") for c in (*study.coords, *study.curve_coords)],
+                          *[(q["id"], f"a question of {kind}") for q in study.questions],
+                          *[(c, f"a coord role of {kind}") for c in studies.section(kind).coord_roles]]:
+            words.setdefault(str(word), why)
+    for cfg in ("config.yaml", "paper.yaml"):
+        blocks = yaml.safe_load((ROOT.parents[1] / "config" / cfg).read_text())["studies"]
+        for block, spec in blocks.items():
+            words.setdefault(block, f"a block of config/{cfg}")
+            for label in spec.get("methods", {}):
+                words.setdefault(label, f"a method label of config/{cfg}")
+    library = _library_words()
+    return {w: why for w, why in words.items() if w not in library and w not in SAME_WORD}
+
+
+def _code_strings(tree):
+    """The string constants of a module's code (docstrings left out: they may give a kind as an example)."""
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [(n.value, n.lineno) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+
+
+def _naming(path, words, root=ROOT):
+    return [f"{path.relative_to(root)}:{line} names {value!r} ({words[value]})"
+            for value, line in _code_strings(ast.parse(path.read_text())) if value in words]
+
+
+def test_no_generic_module_names_a_study_kind_or_its_labels():
+    words = _kind_words()
+    assert {"gnkr", "consistency", "log2_gamma", "criterion", "nystrom_gsa"} <= set(words)  # the list is not empty
+    generic = [p for p, parts, _ in _modules() if parts and parts[0] in GENERIC and not (
+        parts[0] == "studies" and len(parts) > 1)]
+    assert len(generic) >= len(GENERIC) - 1
+    bad = [line for p in generic for line in _naming(p, words)]
+    assert not bad, ("declare these in the kind's package (studies/<kind>/: Study.questions, curve_coords, "
+                     "method_calls, its section's coord_roles) and read the declaration:\n" + "\n".join(bad))
+
+
+def test_the_label_check_sees_a_kind_named_in_code(tmp_path):
+    words = _kind_words()
+    bad = tmp_path / "findings.py"
+    bad.write_text('"""Mentions gnkr in a docstring only."""\nCURVES = ("log2_gamma", "n")\nQ = {"id": "selection"}\n')
+    assert sorted(ln.split(" (")[0] for ln in _naming(bad, words, tmp_path)) == [
+        "findings.py:2 names 'log2_gamma'", "findings.py:3 names 'selection'"]

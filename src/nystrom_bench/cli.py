@@ -269,11 +269,12 @@ def _from_markdown(text, source):
 
 def _from_answers(paths, note):
     """The terminal text of the studies' answer records (no ledger, so no claim counts or guide)."""
-    from .findings import QUESTIONS, question_summary, read_answers
+    from .findings import question_summary, read_answers
+    from .studies import questions
 
     records = read_answers(paths)
     out = [f"Answers of the last run, from {len(paths)} studies' {ANSWERS_GLOB} ({note})", "", "Answers:"]
-    for q in QUESTIONS:
+    for q in questions():
         if any(r["question"] == q["id"] for r in records):
             out += [f"  {q['question']}", _wrap(question_summary(q["id"], records))]
     out += ["", "The claims, their verdicts and the practitioner's guide come with reports/FINDINGS.md at the end "

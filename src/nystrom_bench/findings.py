@@ -19,7 +19,11 @@ is one ranking: in ``krc`` the three ``{approximation: nystrom, sampler: X, n_co
 mode: lla}`` blocks answer "Which landmark sampler?", whatever they are called, and a fourth sampler
 added to ``config/paper.yaml`` is ranked with them.  ``exclude`` drops contenders with these role
 values (the exact method is the yardstick of "Which approximation?", not a contender), ``needs``
-keeps only rankings with one of these values, ``unless`` drops rankings with one of them.  A study's
+keeps only rankings with one of these values, ``unless`` drops rankings with one of them; an
+``exclusive`` question takes the rankings that hold its ``needs`` values, which no other question then
+ranks.  :data:`QUESTIONS` are the generic questions, asked of every study; a study kind adds its own
+(``Study.questions``, carried in the study's info as ``questions``; :func:`all_questions` places each
+``before`` the question it names).  A study's
 *coords* take roles through its report section (``Section.coord_roles``, e.g. the integration
 study's coord ``integration`` is the ``mode``, its ``ratio`` the landmark ``budget``): the values of
 such a coord are the contenders (paired within each method and the other coords).
@@ -62,6 +66,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -71,7 +76,7 @@ from . import stats
 from .methods import RESOURCE_KEYS
 from .report import fmt_num, fmt_p
 
-__all__ = ["QUESTIONS", "ANSWERS_FILE", "contender_groups", "study_answers", "rank_record", "budget_record",
+__all__ = ["QUESTIONS", "all_questions", "ANSWERS_FILE", "contender_groups", "study_answers", "rank_record", "budget_record",
            "smallest_budget", "answer_text", "answer_lines", "question_summary", "answers_table", "write_answers",
            "read_answers", "answer_figure", "findings", "markdown", "summary_pdf", "study_note", "findings_note", "snapshot_readme",
            "is_timing"]
@@ -84,26 +89,43 @@ MIN_EFFECT = 0.01
 MIN_SPEEDUP = 0.10
 ALPHA = 0.05
 
-#: the questions the benchmark exists for (module docstring: roles, free, exclude, needs, unless, time);
-#: ``claims``: the ledger's claims that answer it by their rule (and the coord their slope runs over: ``l``, the
-#: training size), where no ranking does
+#: the generic questions the benchmark exists for, asked of every study (module docstring: roles, free, exclude,
+#: needs, unless, exclusive, time); ``claims``: the ledger's claims that answer it by their rule (and the coord
+#: their slope runs over), where no ranking does; ``guide``: the practitioner's guide row of a question of a
+#: kind's own (``{"task", "budget"}``: the fastest contender not significantly worse than the best).  The
+#: values named here (``exact``, ``uniform``) are the library's approximation and sampler names.
 QUESTIONS = [
     {"id": "sampler", "question": "Which landmark sampler?", "role": ["sampler"]},
     {"id": "approximation", "question": "Which approximation?", "role": ["approximation", "approach"],
-     "free": ["sampler"], "exclude": ["exact"], "unless": ["cv"]},
+     "free": ["sampler"], "exclude": ["exact"]},
     {"id": "exact", "question": "Exact or Nystrom?", "role": ["approximation", "approach"], "free": ["sampler", "mode"],
-     "needs": ["exact"], "unless": ["cv"]},
+     "needs": ["exact"]},
     {"id": "mode", "question": "GSA, LLA or NCR?", "role": ["mode"]},
-    {"id": "selection", "question": "Approximate or cross-validated kernel selection?", "role": ["approximation"],
-     "free": ["sampler"], "needs": ["cv"], "time": True},
     {"id": "solver", "question": "Which solver and precision?", "role": ["solver", "dtype"], "time": True},
     {"id": "budget", "question": "How many landmarks?", "role": ["budget"]},
     {"id": "nonuniform", "question": "When do non-uniform landmarks beat uniform?", "role": ["sampler"],
      "kind": "property", "reference": "uniform"},
-    {"id": "consistency", "question": "How fast does the approximate criterion become consistent?", "role": [],
-     "claims": {"rule": "slope_below", "slope": "l"}},
 ]
-_QUESTION = {q["id"]: q for q in QUESTIONS}
+
+
+def all_questions(extra=()):
+    """The generic :data:`QUESTIONS` and the questions of ``extra`` (the study kinds' own, ``Study.questions``,
+    or the ``questions`` of studies' infos), each placed before the question its ``before`` names (else at the
+    end); a question of the same id or text is listed once.  The values an ``exclusive`` question
+    ``needs`` join every other question's ``unless``."""
+    out = [dict(q) for q in QUESTIONS]
+    for q in extra:
+        if any(o["id"] == q["id"] or o["question"] == q["question"] for o in out):
+            continue
+        at = next((i for i, o in enumerate(out) if o["id"] == q.get("before")), len(out))
+        out.insert(at, dict(q))
+    taken = [v for q in out if q.get("exclusive") for v in q.get("needs", [])]
+    return [q if q.get("exclusive") or not taken else {**q, "unless": [*q.get("unless", []), *taken]} for q in out]
+
+
+def _asked(infos):
+    """The questions of a run: the generic ones and those of its studies' kinds (``infos``: their infos)."""
+    return all_questions([q for info in (infos or {}).values() for q in (info or {}).get("questions") or ()])
 
 
 def is_timing(metric):
@@ -339,9 +361,10 @@ def _metrics_for(info, question):
 def study_answers(df, info, coord_roles=None, questions=None):
     """Every answer record of one study (module docstring): ``df`` its result rows (as tested: the
     report section's ``tested_rows``), ``info`` the workflow's report params (``study``, ``metrics``,
-    ``primary_metric``, ``tested_metrics``, ``coords``, ``block_cols`` and ``config`` with the method
-    blocks), ``coord_roles`` the report section's ``{coord: role}``."""
-    questions = QUESTIONS if questions is None else questions
+    ``primary_metric``, ``tested_metrics``, ``coords``, ``block_cols``, ``config`` with the method
+    blocks and ``questions``, its kind's own), ``coord_roles`` the report section's ``{coord: role}``;
+    ``questions`` (default: :func:`all_questions` of the kind's) replaces the questions asked."""
+    questions = all_questions(info.get("questions") or ()) if questions is None else questions
     methods = ((info.get("config") or {}).get("methods")) or {m: {} for m in info.get("methods", [])}
     coord_roles = coord_roles or {}
     block_cols = info.get("block_cols", ["dataset", "kernel", "seed"])
@@ -786,13 +809,11 @@ def question_summary(question, records, claims=None):
 
 
 def answer_lines(records, p_values=True):
-    """The answers of one study for its PDF's page one: ``[{"question", "lines"}]`` in question order."""
-    out = []
-    for q in QUESTIONS:
-        lines = [answer_text(r, p_values) for r in records if r["question"] == q["id"]]
-        if lines:
-            out.append({"question": q["question"], "lines": lines})
-    return out
+    """The answers of one study for its PDF's page one: ``[{"question", "lines"}]`` in question order (the
+    records' order: :func:`study_answers` makes them question by question)."""
+    asks = {r["question"]: r["asks"] for r in records}
+    return [{"question": text, "lines": [answer_text(r, p_values) for r in records if r["question"] == qid]}
+            for qid, text in asks.items()]
 
 
 #: the answers table's ranking and effect columns: what each number is (mean or median, per data set or pooled)
@@ -844,11 +865,13 @@ def answers_table(records, p_values=True):
 
 
 # -- claims under their question ------------------------------------------------------------------
-def claim_questions(ledger, records, claims=None):
+def claim_questions(ledger, records, claims=None, questions=None):
     """``{ledger index: [question ids]}``: the claim's ``answers:`` (the ledger's ``question``
     column), else the question whose ``claims`` rule (and slope coord) it follows, else the question of a
     record of its study over the coord its slope runs along (a coord with a role), else the question of
-    a ranking of its study that holds every value it compares (its ``column`` and ``a``/``b``)."""
+    a ranking of its study that holds every value it compares (its ``column`` and ``a``/``b``).
+    ``questions``: the run's (:func:`all_questions`; default: the generic ones)."""
+    questions = QUESTIONS if questions is None else questions
     if ledger is None or not len(ledger):
         return {}
     if claims is None:
@@ -865,7 +888,7 @@ def claim_questions(ledger, records, claims=None):
             continue
         c = by_id.get((row.get("paper"), row.get("claim_id"))) or {}
         slope = (c.get("transform") or {}).get("slope")
-        rule = [q["id"] for q in QUESTIONS if q.get("claims") and q["claims"].get("rule") == c.get("rule")
+        rule = [q["id"] for q in questions if q.get("claims") and q["claims"].get("rule") == c.get("rule")
                 and q["claims"].get("slope", slope) == slope]
         if rule:
             out[i] = rule
@@ -893,11 +916,13 @@ def _claim_line(c):
     return f"Claim ({c['paper']}, {c['where']}): {c['claim']} -> {c['verdict']}{ours}{why}."
 
 
-def _answers(records, ledger):
-    """Per question: its summary line, its records and the claims that bear on it."""
-    asked = claim_questions(ledger, records) if ledger is not None and len(ledger) else {}
+def _answers(records, ledger, questions=None):
+    """Per question (``questions``: the run's, :func:`all_questions`): its summary line, its records and the
+    claims that bear on it."""
+    questions = QUESTIONS if questions is None else questions
+    asked = claim_questions(ledger, records, questions=questions) if ledger is not None and len(ledger) else {}
     out = []
-    for q in QUESTIONS:
+    for q in questions:
         recs = [r for r in records if r["question"] == q["id"]]
         idx = [i for i, qs in asked.items() if q["id"] in qs]
         claims = ledger.loc[idx] if idx else pd.DataFrame()
@@ -945,9 +970,10 @@ def _block(infos, r, name):
     return ((infos.get(r["study"]) or {}).get("config") or {}).get("methods", {}).get(name) or {}
 
 
-def _guide(records, infos):
+def _guide(records, infos, questions=()):
     """The decision table: each recommendation is the winner of an answer record of this run (a
-    contender named only where it wins: significant and big enough), else the library's default."""
+    contender named only where it wins: significant and big enough), else the library's default;
+    then a row per question of ``questions`` that declares a ``guide``."""
     rows = []
     exact = _first(records, "exact", "regression")
     ref = _by_value(exact, "exact") if exact else None
@@ -1012,9 +1038,19 @@ def _guide(records, infos):
                          f"{s['value']:g} n: {s['verdict']} ({_effect_text(s['effect'], s['estimate'], *s['ci'])})"
                          for s in r["steps"][-2:]),
                      "call": f"n_components={float(r['value'])!r}"})  # a fraction of n (1.0, not 1)
+    for q in [q for q in questions if q.get("guide")]:
+        rows += _fastest_fine_rows(records, infos, q)
+    return rows
+
+
+def _fastest_fine_rows(records, infos, question):
+    """The guide rows of a ``guide`` question (:data:`QUESTIONS`), per task: the fastest contender not
+    significantly worse than the most accurate one; its call is the study's ``calls`` entry of it (a kind's
+    :meth:`~nystrom_bench.studies.Study.method_calls`)."""
+    rows, guide = [], question["guide"]
     for task in ("classification", "regression"):
-        sel = _first(records, "selection", task)
-        times = _first(records, "selection", timing=True, study=sel["study"]) if sel else None
+        sel = _first(records, question["id"], task)
+        times = _first(records, question["id"], timing=True, study=sel["study"]) if sel else None
         if not (sel and times):
             continue
         # the fastest selector that is not significantly worse than the most accurate one, named only where it
@@ -1026,13 +1062,12 @@ def _guide(records, infos):
         speed = _oriented(times["pairs"], fastest, best) if fastest != best else None
         if speed is not None and not (speed["outcome"] == "win" and _big_enough(speed, True, True)):
             fastest = best
-        blk = _block(infos, sel, fastest)
-        rows.append({"task": f"kernel width ({task})", "n": "any", "budget": "a grid of widths",
-                     "use": f"select with {fastest}" + (f" (as accurate as {best}, faster by 10% or more)"
+        rows.append({"task": f"{guide['task']} ({task})", "n": "any", "budget": guide["budget"],
+                     "use": f"{guide.get('use', 'use')} {fastest}" + (f" (as accurate as {best}, faster by 10% or more)"
                                                         if fastest != best else ""),
                      "evidence": f"{sel['study']} {sel['label']}: ranks {_ranking_text(sel, 3)}; not significantly "
                                  f"worse than {best}: {', '.join(fine)}; time ranks {_ranking_text(times, 3)}",
-                     "call": _selection_call(blk)})
+                     "call": ((infos.get(sel["study"]) or {}).get("calls") or {}).get(fastest, "")})
     return rows
 
 
@@ -1088,20 +1123,13 @@ def _solver_call(block):
     return f'KRR(n_components=m, solver="{block.get("solver", "auto")}"{dtype})'
 
 
-def _selection_call(block):
-    approx = block.get("approximation", "nystrom")
-    if approx == "cv":
-        return f"selection.cv_path(X, y, gammas, cv={block.get('folds', 5)})"
-    sampler = f', sampler="{block["sampler"]}"' if block.get("sampler") not in (None, "uniform") else ""
-    return f'selection.criterion_path(X, y, gammas, "{approx}", "ree"{sampler})'
-
-
 def findings(records, ledger, infos=None):
     """``{"counts", "answers", "guide"}`` of one run from its answer records and claims ledger."""
     from .claims import verdict_counts
 
+    questions = _asked(infos)
     return {"counts": verdict_counts(ledger) if ledger is not None and len(ledger) else {},
-            "answers": _answers(records, ledger), "guide": _guide(records, infos or {})}
+            "answers": _answers(records, ledger, questions), "guide": _guide(records, infos or {}, questions)}
 
 
 def _md_cell(v):
@@ -1429,19 +1457,23 @@ def snapshot_readme(findings_md, readme="README.md"):
     Path(readme).write_text(f"{head}{SNAPSHOT_START}\n{body}{more}\n{SNAPSHOT_END}{tail}", encoding="utf-8")
 
 
-def empty_answers(markdown_text):
+def empty_answers(markdown_text, questions=None):
     """The questions of a FINDINGS.md text whose answer is empty (a bold question with nothing after it
-    before the next question or heading)."""
+    before the next question or heading, or missing).  ``questions``: those the text must answer (default:
+    the generic :data:`QUESTIONS` and every bold question that opens a paragraph of its answers)."""
     section = markdown_text.split(ANSWERS_HEADING, 1)[1] if ANSWERS_HEADING in markdown_text else ""
     section = section.split("\n## ", 1)[0]
+    if questions is None:
+        shown = [{"question": m} for m in re.findall(r"^\*\*([^*\n]+\?)\*\*", section, flags=re.M)]
+        questions = all_questions([{"id": q["question"], **q} for q in shown])
     empty = []
-    for q in QUESTIONS:
+    for q in questions:
         mark = f"**{q['question']}**"
         if mark not in section:
             empty.append(q["question"])
             continue
         after = section.split(mark, 1)[1]
-        nxt = min([after.find(f"**{o['question']}**") for o in QUESTIONS if f"**{o['question']}**" in after]
+        nxt = min([after.find(f"**{o['question']}**") for o in questions if f"**{o['question']}**" in after]
                   or [len(after)])
         if not after[:nxt].strip():
             empty.append(q["question"])

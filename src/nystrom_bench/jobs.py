@@ -212,7 +212,8 @@ def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri
         tracking.log_job(study, job_key, rows, result_file=out_csv, tracking_uri=tracking_uri,
                          tags=_tracking_tags(config_hash), job_params=_job_params(job_cfg),
                          description=f"{title}\n\n{kind.description}".strip(), datasets=inputs,
-                         coords=kind.coords, metrics_info=kind.metrics, fold=kind.tracking_fold)
+                         coords=kind.coords, metrics_info=kind.metrics, fold=kind.tracking_fold,
+                         curve=kind.curve_coords)
     t2 = time.perf_counter()
     if log:
         log.info("compute_seconds=%.3f tracking_seconds=%.3f results=%d", t1 - t0, t2 - t1, len(rows))
@@ -252,7 +253,7 @@ def track_study_runs(study, inputs, job_keys, tracking_uri, block, log=None, dat
             study, job_key, rows, result_file=path, tracking_uri=tracking_uri,
             tags=_tracking_tags(provenance.config_hash(job_cfg)), job_params=_job_params(job_cfg),
             description=description, datasets={d: infos[d] for d in job_cfg["datasets"] if d in infos},
-            coords=coords, metrics_info=kind.metrics, fold=kind.tracking_fold) or [])
+            coords=coords, metrics_info=kind.metrics, fold=kind.tracking_fold, curve=kind.curve_coords) or [])
     link = tracking.ui_link(study, tracking_uri)
     print(f"MLflow runs of {study}: {link}", flush=True)
     if log:
@@ -427,8 +428,9 @@ def gather_claims(study_csvs, out_csv, claims=None):
 
 
 def analysis_info(kind, block):
-    """What the analysis stages (stats, figures, claims) need of a study block: its metrics with
-    their direction, coords, blocks, reference and methods -- nothing a title change touches."""
+    """What the analysis stages (stats, figures, claims, answers) need of a study block: its metrics with
+    their direction, coords, blocks, reference, methods and the kind's own findings questions -- nothing a
+    title change touches."""
     return {
         "kind": kind.name,
         "metrics": {m: list(v) for m, v in kind.metrics.items()},
@@ -440,6 +442,9 @@ def analysis_info(kind, block):
         "figure_coords": None if kind.figure_coords is None else list(kind.figure_coords),
         "block_cols": list(kind.block_cols),
         "methods": list(block["methods"]),
+        # the kind's own findings questions and its methods' library calls, where it has them
+        **({"questions": [dict(q) for q in kind.questions]} if kind.questions else {}),
+        **({"calls": calls} if (calls := kind.method_calls(block)) else {}),
     }
 
 

@@ -103,13 +103,12 @@ from ._tracking_rest import RestClient, use_rest
 from .results import ID_COLS, format_coord
 
 # the layout's public names, re-exported (this module's API before the layout had its own)
-ASSUMPTION_TAG, CURVE_COORDS, LEVEL_TAG, OUTSIDE_SUFFIX = (layout.ASSUMPTION_TAG, layout.CURVE_COORDS, layout.LEVEL_TAG,
-                                                           layout.OUTSIDE_SUFFIX)
+ASSUMPTION_TAG, LEVEL_TAG, OUTSIDE_SUFFIX = layout.ASSUMPTION_TAG, layout.LEVEL_TAG, layout.OUTSIDE_SUFFIX
 describe, rows_from_frame, run_key, run_name = layout.describe, layout.rows_from_frame, layout.run_key, layout.run_name
 
 __all__ = ["resolve_tracking_uri", "log_job", "run_key", "run_name", "format_coord", "active_runs", "prune",
            "results_from_mlflow", "rows_from_frame", "ui_link", "file_digest", "describe", "LEVEL_TAG", "log_report",
-           "FINDINGS_EXPERIMENT", "OUTSIDE_SUFFIX", "ASSUMPTION_TAG", "CURVE_COORDS"]
+           "FINDINGS_EXPERIMENT", "OUTSIDE_SUFFIX", "ASSUMPTION_TAG"]
 
 DEFAULT_URI = "sqlite:///mlflow.db"
 #: where ``mlflow ui`` serves a local store by default
@@ -347,7 +346,7 @@ def _logged_job(client, exp_id, job_key, digest, keys):
 
 
 def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=None, job_params=None,
-            description=None, datasets=None, coords=None, metrics_info=None, digest=None, fold=()):
+            description=None, datasets=None, coords=None, metrics_info=None, digest=None, fold=(), curve=()):
     """Log one workflow job: a job run and one configuration run per (data set, method, kernel, seed).
 
     Parameters
@@ -381,13 +380,15 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
     fold : sequence of str, optional
         The study kind's ``tracking_fold``: ``("seed",)`` logs one run per (data set, method, kernel),
         the seeds as key prefixes (:mod:`nystrom_bench.tracking_layout`, "Folded seeds").
+    curve : sequence of str, optional
+        The study kind's ``curve_coords``: the coords a run's metric curves prefer, in order.
 
     Returns
     -------
     list of str
         The ids of the configuration runs, in the order their identities first appear in ``results``.
     """
-    plans = layout.plan(study, results, coords, fold)
+    plans = layout.plan(study, results, coords, fold, curve)
     extra = {k: str(v) for k, v in (tags or {}).items()}
     if digest is None and result_file is not None:
         digest = file_digest(result_file)

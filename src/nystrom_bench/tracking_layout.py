@@ -28,8 +28,8 @@ kernel, seed) (without the seed where the study kind folds its seeds: "Folded se
 - non-finite metrics: NaN is not logged (the table's empty cell); +-inf is not logged either and is
   kept in the tag ``nystrom_bench.nonfinite`` so that :func:`records` restores it.
 
-The curve coord is the first coord of :data:`CURVE_COORDS` that every result of the run has
-(numeric), else the numeric coord with most values; a run without one logs single values.  Per study
+The curve coord is the first of the study kind's ``curve_coords`` (``Study.curve_coords``: ``curve``
+of :func:`plan`) that every result of the run has (numeric), else the numeric coord with most values; a run without one logs single values.  Per study
 kind (default config):
 
 - ``krr``, ``krc`` (no coords): a run = one fit; single-valued metrics.
@@ -74,12 +74,10 @@ import re
 
 from .results import ASSUMPTION, ID_COLS, assumption_label, format_coord
 
-__all__ = ["CURVE_COORDS", "FOLDABLE", "LAYOUT", "LEVEL_TAG", "OUTSIDE_SUFFIX", "ASSUMPTION_TAG", "run_key", "run_name",
+__all__ = ["FOLDABLE", "LAYOUT", "LEVEL_TAG", "OUTSIDE_SUFFIX", "ASSUMPTION_TAG", "run_key", "run_name",
            "plan", "describe", "batches", "rows_from_frame", "records"]
 
 LEVEL_TAG = "nystrom_bench.level"
-#: coords that make a curve, in order of preference (see the module docstring)
-CURVE_COORDS = ("n", "l", "n_labels", "m", "ratio", "log2_gamma", "gamma", "lam", "lambda", "sigma")
 #: the layout written here; a job logged in another layout is logged again
 LAYOUT = "2"
 CURVE_TAG, COORDS_TAG, STEPS_TAG = "nystrom_bench.curve", "nystrom_bench.coords", "nystrom_bench.steps"
@@ -205,11 +203,11 @@ def _key_part(name, value):
     return f"{name}:{text}"
 
 
-def _choose_curve(rows, coords):
+def _choose_curve(rows, coords, curve=()):
     """The run's curve coord: see the module docstring."""
     present = [c for c in coords
                if all(_is_number((r.get("coords") or {}).get(c)) and not _missing(r["coords"][c]) for r in rows)]
-    for c in CURVE_COORDS:
+    for c in curve:
         if c in present:
             return c
     if not present:
@@ -227,14 +225,15 @@ def _assumption_tag(reasons, n_rows):
     return f"{len(reasons)} of {n_rows} results: {'; '.join(labels)}"[:MAX_PARAM]
 
 
-def plan(study, results, coords, fold=()):
+def plan(study, results, coords, fold=(), curve=()):
     """Group result rows into configuration runs.
 
     Returns ``[{"key", "name", "dataset", "params", "metrics", "tags", "curve"}]`` in the order the
     identities first appear: ``params`` and ``tags`` as ``{name: text}``, ``metrics`` as
     ``[(key, value, step)]`` (finite values only).  ``fold`` (the study kind's ``tracking_fold``, a
     subset of :data:`FOLDABLE`) names identity columns that are no part of a run's identity but key
-    prefixes (``seed:0/``; module docstring, "Folded seeds").  A ValueError names a coord that shadows
+    prefixes (``seed:0/``; module docstring, "Folded seeds").  ``curve``: the study kind's ``curve_coords``, the
+    coords a run's curve prefers (module docstring).  A ValueError names a coord that shadows
     the identity or a metric, or cannot be part of a metric key, or a column that cannot be folded.
     """
     fold = _check_fold(fold)
@@ -258,12 +257,12 @@ def plan(study, results, coords, fold=()):
         vals = {float(v) for res in results for v in [(res.get("coords") or {}).get(c)] if _is_number(v)
                 and not _missing(v)}
         grids[c] = {v: i for i, v in enumerate(sorted(vals))}
-    return [_plan_run(study, ident, rows, coords, grids, fold) for ident, rows in groups.items()]
+    return [_plan_run(study, ident, rows, coords, grids, fold, curve) for ident, rows in groups.items()]
 
 
-def _plan_run(study, ident, rows, coords, grids, fold=()):
+def _plan_run(study, ident, rows, coords, grids, fold=(), prefer=()):
     dataset, method, kernel, seed = ident
-    curve = _choose_curve(rows, coords)
+    curve = _choose_curve(rows, coords, prefer)
     flat = [_flatten(r.get("params", {})) for r in rows]
     # a folded column's prefix per row (``seed:0/``), before the study's coords in every key
     folds = ["".join(_key_part(c, r[c]) + "/" for c in fold) for r in rows]

@@ -12,7 +12,8 @@ start-up, first-call caches -- stays out of seed 0's timings.  No study override
 A kind declares only what is its own:
 
 - what it is: ``name``, ``title``, ``description``, ``tasks``, ``metrics``, ``primary_metric``,
-  ``reference_method``, ``family`` (where its methods come from);
+  ``reference_method``, ``family`` (where its methods come from), ``questions`` (the findings questions
+  of its own) and ``curve_coords`` (what an MLflow run's curves run over);
 - its grid: ``coords`` and :meth:`Study.coord_grid` (e.g. ``m`` landmarks), :meth:`Study.variants`
   (split overrides that are coords, e.g. training sizes), ``block_cols`` (what a paired test
   pairs on) and ``rng_names`` (which trials share a random stream);
@@ -50,7 +51,7 @@ import numpy as np
 
 from .. import data, kernels, methods, profiling, sections, seeding
 
-__all__ = ["Study", "Trial", "register", "get", "available", "section"]
+__all__ = ["Study", "Trial", "register", "get", "available", "section", "questions"]
 
 _REGISTRY = {}
 
@@ -84,6 +85,13 @@ def get(name):
         return _REGISTRY[name]()
     except KeyError:
         raise ValueError(f"unknown study kind {name!r}; choose one of {', '.join(sorted(_REGISTRY))}") from None
+
+
+def questions():
+    """Every findings question: the generic ones and each kind's own (:func:`nystrom_bench.findings.all_questions`)."""
+    from .. import findings
+
+    return findings.all_questions([q for name in available() for q in _REGISTRY[name].questions])
 
 
 def section(name):
@@ -150,8 +158,9 @@ class Study:
     name = "study"
     title = "Study"
     description = ""
-    #: the :mod:`nystrom_bench.methods` family the blocks' methods come from
-    family = "krr"
+    #: the :mod:`nystrom_bench.methods` family the blocks' methods come from (a kind's package declares it,
+    #: or names another kind's, e.g. ``"krr"``)
+    family = None
     #: tasks of data sets this study can run on
     tasks = ("regression", "binary", "multiclass")
     #: metric -> (label, lower_is_better)
@@ -179,6 +188,13 @@ class Study:
     summary_coords = None
     #: coords that get the generic metric-vs-coord figures (None: every coord that varies)
     figure_coords = None
+    #: the coords an MLflow run draws its metric curves over, in order of preference: the first that every
+    #: result of the run has (numeric); none of them: the numeric coord with most values
+    #: (:mod:`nystrom_bench.tracking_layout`)
+    curve_coords = ()
+    #: the findings questions this kind asks besides the generic ones (:data:`nystrom_bench.findings.QUESTIONS`),
+    #: in the same form; ``before``: the id of the question it is listed before (default: after all)
+    questions = ()
     #: identity columns folded into the MLflow metric keys instead of a run each (``("seed",)``: one run per
     #: data set x method x kernel; :mod:`nystrom_bench.tracking_layout`, "Folded seeds")
     tracking_fold = ()
@@ -216,6 +232,9 @@ class Study:
 
     def method(self, label, block):
         """The :class:`~nystrom_bench.methods.Method` of a config block (ValueError if it is invalid)."""
+        if self.family is None:
+            raise ValueError(f"study kind {self.name!r} declares no method family: set {type(self).__name__}.family "
+                             f"to one of {', '.join(methods.families())}")
         return methods.build(self.family, label, block)
 
     def check_data(self, params, dataset, n_train):
@@ -272,6 +291,12 @@ class Study:
 
     def record(self, trial):
         """What a row records besides the method's :meth:`~nystrom_bench.methods.Method.record`."""
+        return {}
+
+    # -- the findings ----------------------------------------------------------------------------------
+    def method_calls(self, block):
+        """``{method label: the library call a practitioner writes for it}`` for the practitioner's guide rows
+        of the kind's ``guide`` questions (:mod:`nystrom_bench.findings`); default: none."""
         return {}
 
     # -- the warm-up -----------------------------------------------------------------------------------

@@ -53,6 +53,10 @@ class ConsistencyStudy(Study):
     family = "criterion"
     tasks = ("regression", "binary")
     coords = ("criterion", "log2_gamma", "l")
+    curve_coords = ("l", "log2_gamma")
+    #: its findings question, answered by the claims whose rule is a slope over the training size l
+    questions = ({"id": "consistency", "question": "How fast does the approximate criterion become consistent?",
+                  "role": [], "claims": {"rule": "slope_below", "slope": "l"}},)
     metrics = {
         "relative_gap": ("Relative gap |C(K~)-C(K)|/C(K)", True),
         "criterion_approx": ("Criterion on K~", True),

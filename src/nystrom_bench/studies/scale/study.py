@@ -54,6 +54,7 @@ class ScaleStudy(Study):
     primary_metric = "fit_time"
     reference_method = "direct"
     coords = ("n", "m")
+    curve_coords = ("n", "m")
     figure_coords = ()  # the section draws its own log-log figures
     #: paired tests and mean +- sd tables per m, paired over sizes n and seeds (one seed per (n, m) cell
     #: would give one-pair tests); the tables by size are the section's

@@ -27,6 +27,15 @@ from ..consistency.methods import MCM, Exact, ModifiedNystrom, Nystrom, Optimal,
 family("selection", key="approximation", default="nystrom")
 
 
+def library_call(block):
+    """The library call that selects a width as the method ``block`` does (the practitioner's guide shows it)."""
+    approx = block.get("approximation", "nystrom")
+    if approx == "cv":
+        return f"selection.cv_path(X, y, gammas, cv={block.get('folds', 5)})"
+    sampler = f', sampler="{block["sampler"]}"' if block.get("sampler") not in (None, "uniform") else ""
+    return f'selection.criterion_path(X, y, gammas, "{approx}", "ree"{sampler})'
+
+
 class _Selects:
     """Select by a criterion path on this method's K~ (mixed into a criterion method)."""
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import register
 from ..consistency.study import ConsistencyStudy
+from .methods import library_call
 
 
 @register
@@ -41,6 +42,13 @@ class SelectionStudy(ConsistencyStudy):
     )
     family = "selection"
     coords = ("criterion",)
+    curve_coords = ()
+    #: its own findings question (the consistency kind's is not asked here): it takes the rankings with ``cv``,
+    #: which "Which approximation?" and "Exact or Nystrom?" then leave alone
+    questions = ({"id": "selection", "question": "Approximate or cross-validated kernel selection?",
+                  "role": ["approximation"], "free": ["sampler"], "needs": ["cv"], "exclusive": True, "time": True,
+                  "before": "solver", "guide": {"task": "kernel width", "budget": "a grid of widths",
+                                               "use": "select with"}},)
     metrics = {
         "test_mse": ("Test MSE", True),
         "test_accuracy": ("Test accuracy", False),
@@ -57,6 +65,9 @@ class SelectionStudy(ConsistencyStudy):
 
     def check_data(self, params, dataset, n_train):
         return None
+
+    def method_calls(self, block):
+        return {label: library_call(opts) for label, opts in block["methods"].items()}
 
     def coord_grid(self, params, method, dataset):
         return [{"criterion": c} for c in params["criteria"]]
