@@ -272,3 +272,19 @@ def test_alignment_mkl_predicts_with_the_combined_kernel(rng):
     Kt = sum(w * kernels.make("gaussian", gamma=g)(Xt, X) for w, g in zip(mkl.weights_, mkl.gammas_, strict=True))
     ref = SVC(C=1.0, kernel="precomputed").fit(K, y)
     np.testing.assert_array_equal(mkl.predict(Xt), ref.predict(Kt))
+
+
+@pytest.mark.parametrize("m", [1, 2, 77, 231])
+def test_eigh_evd_is_scipys_evd_bit_for_bit(m):
+    """The solver's cached LAPACK syevd gives scipy.linalg.eigh(driver="evd")'s eigenpairs exactly (the same
+    routine and workspace): the projected-gradient iterates, and so every result, are unchanged."""
+    from scipy import linalg
+
+    from nystrom_bench.learners.gen_nystrom import _eigh_evd
+
+    A = np.random.default_rng(m).normal(size=(m, m))
+    A = A + A.T
+    w0, U0 = linalg.eigh(A, driver="evd")
+    w1, U1 = _eigh_evd(A.copy())
+    assert np.array_equal(w0, w1) and np.array_equal(U0, U1)
+    assert np.allclose((U1 * w1) @ U1.T, A)
