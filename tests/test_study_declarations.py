@@ -108,3 +108,12 @@ def test_a_kind_without_a_family_says_so(monkeypatch):
     monkeypatch.setattr(type(study), "family", None)
     with pytest.raises(ValueError, match=r"study kind 'krr' declares no method family: set KRRStudy.family"):
         study.method("a", {})
+
+
+def test_a_trial_names_its_method_and_label_and_warns_on_the_old_name():
+    study = studies.get("krr")
+    method = study.method("lla", {"approximation": "nystrom", "mode": "lla"})
+    trial = studies.Trial("krr", "d", 0, None, None, None, "g", None, method, {}, {}, {})
+    assert trial.method is method and trial.label == "lla" and trial.method_cfg == method.opts
+    with pytest.warns(FutureWarning, match=r"trial.solver is deprecated: the Method is trial.method"):
+        assert trial.solver is method

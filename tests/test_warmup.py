@@ -97,7 +97,7 @@ def test_the_warm_up_runs_before_the_first_timed_cell_in_this_process(monkeypatc
     warm_up, evaluate, isolated = studies.Study.warm_up, studies.Study._evaluate, profiling.isolated
     monkeypatch.setattr(studies.Study, "warm_up", lambda self, *a: events.append("warm") or warm_up(self, *a))
     monkeypatch.setattr(studies.Study, "_evaluate", lambda self, trial, overrides, isolated=None: events.append(
-        ("warm cell" if isolated is False else "cell", trial.seed, trial.method)) or evaluate(self, trial, overrides,
+        ("warm cell" if isolated is False else "cell", trial.seed, trial.label)) or evaluate(self, trial, overrides,
                                                                                            isolated))
     monkeypatch.setattr(profiling, "isolated", lambda fn, **kw: events.append("fork") or isolated(fn, **kw))
     name, block = dict(_blocks())["scale"]
@@ -134,7 +134,7 @@ def test_a_method_that_fails_on_the_slice_does_not_fail_the_job(monkeypatch):
 
     def estimator(self, trial):
         est = real(self, trial)
-        return _NeedsRows(est) if trial.method == "nystrom_gsa" else est
+        return _NeedsRows(est) if trial.label == "nystrom_gsa" else est
 
     monkeypatch.setattr(studies.krr.methods.KRRMethod, "estimator", estimator)
     log = _Log()

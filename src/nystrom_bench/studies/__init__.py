@@ -106,23 +106,30 @@ class Trial:
 
     Set by the loop: ``study`` (the block's name), ``dataset``, ``seed``, ``split`` (scaled and
     prepared), ``y_fit`` and ``state`` (:meth:`Study.targets`), ``kernel_label`` and ``kernel``
-    (resolved on the training part), ``method`` (the block's label), ``solver`` (its
-    :class:`~nystrom_bench.methods.Method`), ``method_cfg`` (its options, defaults filled in),
+    (resolved on the training part), ``method`` (the block's :class:`~nystrom_bench.methods.Method`),
+    ``label`` (the block's label: the result row's ``method``), ``method_cfg`` (its options, defaults filled in),
     ``coords``, ``params`` (the study's, defaults filled in), ``rng`` (common random numbers: the
     same stream for every method, see :attr:`Study.rng_names`) and ``log``.  After the fit:
     ``estimator``, ``fit_time``, ``predict_time``.
     """
 
-    def __init__(self, study, dataset, seed, split, y_fit, state, kernel_label, kernel, method, solver, coords,
-                 params, memo, log=None):
+    def __init__(self, study, dataset, seed, split, y_fit, state, kernel_label, kernel, method, coords, params, memo,
+                 log=None):
         self.study, self.dataset, self.seed, self.split = study, dataset, seed, split
         self.y_fit, self.state = y_fit, state
         self.kernel_label, self.kernel = kernel_label, kernel
-        self.method, self.solver, self.method_cfg = method, solver, dict(solver.opts)
+        self.method, self.label, self.method_cfg = method, method.label, dict(method.opts)
         self.coords, self.params, self.log = dict(coords), params, log
         self._memo = memo
         self.rng = None
         self.estimator = self.fit_time = self.predict_time = None
+
+    @property
+    def solver(self):
+        """Deprecated: ``trial.method`` (the :class:`~nystrom_bench.methods.Method`; ``trial.label`` is its label)."""
+        warnings.warn("trial.solver is deprecated: the Method is trial.method, its label trial.label", FutureWarning,
+                      stacklevel=2)
+        return self.method
 
     def shared(self, key, make):
         """``make()`` once per (data set, seed) and ``key``: work several methods reuse.
@@ -304,12 +311,12 @@ class Study:
     #: count of the job's methods (:meth:`~nystrom_bench.methods.Method.landmark_counts`) up to the most
     warm_up_rows = (64, 512)
 
-    def warm_up_split(self, split, params, solvers):
+    def warm_up_split(self, split, params, job_methods):
         """The small copy of the job's first (prepared) split the warm-up runs on: the first rows of the
         training part -- for classes, the first of each class in turn, so every class is there -- and of
         the test part.  Copies: nothing a method does to them reaches the real split."""
         fewest, most = self.warm_up_rows
-        counts = [int(m) for solver in solvers.values() for m in solver.landmark_counts(params)
+        counts = [int(m) for method in job_methods.values() for m in method.landmark_counts(params)
                   if isinstance(m, numbers.Integral)]
         n = min(len(split.y_train), max(fewest, min(most, 2 * max(counts, default=0))))
         idx = np.arange(len(split.y_train))
@@ -325,19 +332,19 @@ class Study:
                                    X_test=split.X_test[:n_test].copy(), y_test=split.y_test[:n_test].copy(),
                                    info=dict(split.info))
 
-    def warm_up_coords(self, params, solver, info, n):
-        """The coords the warm-up runs ``solver`` at on ``n`` training rows: one per distinct combination of
+    def warm_up_coords(self, params, method, info, n):
+        """The coords the warm-up runs ``method`` (a :class:`~nystrom_bench.methods.Method`) at on ``n`` training rows: one per distinct combination of
         the grid's non-numeric values (e.g. each criterion, each integration mode: each its own code path),
         at the first numeric values; integer coords above ``n // 2`` (counts such as ``m``, ``n`` or
         ``n_labels``) are lowered to it."""
         cells = {}
-        for coords in self.coord_grid(params, solver, info):
+        for coords in self.coord_grid(params, method, info):
             key = tuple((k, v) for k, v in coords.items() if not isinstance(v, numbers.Number))
             cells.setdefault(key, coords)
         return [{k: min(v, n // 2) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v
                  for k, v in coords.items()} for coords in cells.values()]
 
-    def warm_up(self, study, cfg, dataset, seed, split, params, solvers, extra=None):
+    def warm_up(self, study, cfg, dataset, seed, split, params, job_methods, extra=None):
         """Run every kernel x method of the job once, untimed, before the first timed cell; return what
         it did: ``{"rows", "cells", "failed": ["label: error", ...]}``.
 
@@ -351,7 +358,7 @@ class Study:
         that fails on the small slice is listed in ``failed`` and skipped; a kind may override this
         (e.g. ``return None`` where nothing is worth warming).
         """
-        small = self.warm_up_split(split, params, solvers)
+        small = self.warm_up_split(split, params, job_methods)
         n = len(small.y_train)
         y_fit, state = self.targets(small)
         memo, cells, failed = {}, 0, []
@@ -361,9 +368,9 @@ class Study:
             except Exception as exc:  # noqa: BLE001 - the warm-up never fails a job
                 failed.append(f"kernel {klabel}: {type(exc).__name__}: {exc}")
                 continue
-            for label, solver in solvers.items():
-                for coords in self.warm_up_coords(params, solver, small.info, n):
-                    trial = Trial(study, dataset, seed, small, y_fit, state, klabel, kern, label, solver,
+            for label, method in job_methods.items():
+                for coords in self.warm_up_coords(params, method, small.info, n):
+                    trial = Trial(study, dataset, seed, small, y_fit, state, klabel, kern, method,
                                   {**(extra or {}), **coords}, params, memo)
                     cells += 1
                     try:
@@ -407,7 +414,7 @@ class Study:
         the source's own training rows, for ``source`` splits).
         """
         params = self.resolve_params(cfg.get("params"))
-        solvers = {label: self.method(label, block) for label, block in cfg["methods"].items()}
+        job_methods = {label: self.method(label, block) for label, block in cfg["methods"].items()}
         rows, warm = [], True
         for overrides, extra in self.variants(cfg, params):
             for seed in map(int, cfg["seeds"]):
@@ -417,21 +424,21 @@ class Study:
                                      params)
                 y_fit, state = self.targets(split)
                 if warm:  # once per job, before the first timed cell
-                    self._warm_up(log, study, cfg, dataset, seed, split, params, solvers, extra)
+                    self._warm_up(log, study, cfg, dataset, seed, split, params, job_methods, extra)
                     warm = False
                 memo = {}
                 for klabel, kspec in cfg["kernels"].items():
                     kern = kernels.from_spec(kspec, split.X_train, where=f"kernels.{klabel}")
-                    for label, solver in solvers.items():
-                        for coords in self.coord_grid(params, solver, split.info):
-                            trial = Trial(study, dataset, seed, split, y_fit, state, klabel, kern, label, solver,
+                    for method in job_methods.values():
+                        for coords in self.coord_grid(params, method, split.info):
+                            trial = Trial(study, dataset, seed, split, y_fit, state, klabel, kern, method,
                                           {**extra, **coords}, params, memo, log)
                             rows += self._evaluate(trial, overrides)
         return rows
 
     def _evaluate(self, trial, overrides, isolated=None):
-        solver = trial.solver
-        trial.rng = seeding.rng(trial.seed, trial.study, trial.dataset, *self.rng_names(trial.method, trial.coords))
+        method = trial.method
+        trial.rng = seeding.rng(trial.seed, trial.study, trial.dataset, *self.rng_names(trial.label, trial.coords))
         X, y = self.fit_data(trial)
         extra = {}
         if self.isolated if isolated is None else isolated:  # the warm-up: in this process
@@ -440,21 +447,21 @@ class Study:
                 return [self._row(trial, {"params": recorded, "metrics": dict.fromkeys(self.metrics, float("nan"))},
                                   overrides)]
         else:
-            key = solver.fit_key(trial)
+            key = method.fit_key(trial)
             if key is None:
-                trial.estimator = solver.estimator(trial)
+                trial.estimator = method.estimator(trial)
                 t0 = time.perf_counter()
                 trial.estimator.fit(X, y)
                 trial.fit_time = time.perf_counter() - t0
             else:
-                trial.estimator, trial.fit_time = trial.fitted((trial.kernel_label, trial.method, key),
-                                                               lambda: solver.estimator(trial), X, y)
+                trial.estimator, trial.fit_time = trial.fitted((trial.kernel_label, trial.label, key),
+                                                               lambda: method.estimator(trial), X, y)
             pred = None
             if self.predicts:
                 t0 = time.perf_counter()
                 pred = trial.estimator.predict(self.test_data(trial), **self.predict_options(trial))
                 trial.predict_time = time.perf_counter() - t0
-            recorded = solver.record(trial.estimator, trial)
+            recorded = method.record(trial.estimator, trial)
         metrics = self.score(pred, trial)
         for name, value in (("fit_time", trial.fit_time), ("predict_time", trial.predict_time), *extra.items()):
             if name in self.metrics and name not in metrics:
@@ -465,24 +472,24 @@ class Study:
         """Fit and predict in a forked child (:func:`nystrom_bench.profiling.isolated`): ``(prediction,
         recorded params, {"peak_mem_mb"})``, or ``(None, params that say why, {})`` for a cell that
         failed or ran past ``params.cell_timeout``."""
-        solver = trial.solver
+        method = trial.method
 
         def cell():
-            est = solver.estimator(trial)
+            est = method.estimator(trial)
             t0 = time.perf_counter()
             est.fit(X, y)
             t1 = time.perf_counter()
             pred = est.predict(self.test_data(trial), **self.predict_options(trial))
             return {"fit_time": t1 - t0, "predict_time": time.perf_counter() - t1, "pred": pred,
-                    "params": solver.record(est, trial)}
+                    "params": method.record(est, trial)}
 
         try:
             out = profiling.isolated(cell, timeout=trial.params.get("cell_timeout"))
         except profiling.MeasureError as exc:
             if trial.log:
-                trial.log.warning("%s seed=%s method=%s %s not measured: %s", trial.dataset, trial.seed, trial.method,
+                trial.log.warning("%s seed=%s method=%s %s not measured: %s", trial.dataset, trial.seed, trial.label,
                                   " ".join(f"{k}={v}" for k, v in trial.coords.items()), exc)
-            return None, {**solver.record(solver.estimator(trial), trial), "failed": str(exc)}, {}
+            return None, {**method.record(method.estimator(trial), trial), "failed": str(exc)}, {}
         trial.fit_time, trial.predict_time = out["fit_time"], out["predict_time"]
         peak = out["peak_bytes"]
         return (out["pred"], {**out["params"], "peak_source": out["peak_source"]},
@@ -494,7 +501,7 @@ class Study:
         if unknown:
             raise ValueError(f"study kind {self.name!r} produced coords {sorted(unknown)} it does not declare")
         row = {
-            "dataset": trial.dataset, "method": trial.method, "kernel": trial.kernel_label, "seed": trial.seed,
+            "dataset": trial.dataset, "method": trial.label, "kernel": trial.kernel_label, "seed": trial.seed,
             "coords": {c: trial.coords[c] for c in self.coords if c in trial.coords},
             "params": {**res.get("params", {}), "n_train": len(split.y_train), "n_test": len(split.y_test),
                        "n_features": split.X_train.shape[1],
@@ -505,5 +512,5 @@ class Study:
             shown = ", ".join(f"{k}={v:.5g}" for k, v in res["metrics"].items() if isinstance(v, (int, float)))
             where = " ".join(f"{k}={v}" for k, v in row["coords"].items())
             trial.log.info("%s seed=%s kernel=%s method=%s %s: %s", trial.dataset, trial.seed, trial.kernel_label,
-                           trial.method, where, shown)
+                           trial.label, where, shown)
         return row

@@ -95,7 +95,7 @@ class IntegrationStudy(Study):
         return (split.y_train - mean) / sd, {"y_mean": mean, "y_sd": sd}
 
     def predict_options(self, trial):
-        nystrom_svm = trial.solver.name == "nystrom" and classify(trial)
+        nystrom_svm = trial.method.name == "nystrom" and classify(trial)
         return {"mode": trial.coords["integration"]} if nystrom_svm else {}
 
     def score(self, prediction, trial):
@@ -105,11 +105,11 @@ class IntegrationStudy(Study):
         else:
             y = (trial.split.y_test - trial.state["y_mean"]) / trial.state["y_sd"]
             out = {"test_mse": float(np.mean((prediction - y) ** 2))}
-        if trial.solver.name == "exact":
+        if trial.method.name == "exact":
             return {**out, "fit_time": fit_seconds}
         mode, model = trial.coords["integration"], trial.estimator
         if not classify(trial):
             return {"rel_error": approximation_error(exact, model), **out}
-        errors = trial.shared(("errors", trial.kernel_label, trial.method, trial.coords["ratio"]),
+        errors = trial.shared(("errors", trial.kernel_label, trial.label, trial.coords["ratio"]),
                               lambda: approximation_errors(exact, model))  # both modes of the one fit
         return {"rel_error": errors[(mode, "nu")], "rel_error_decision": errors[(mode, "decision")], **out}

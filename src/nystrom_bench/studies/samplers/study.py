@@ -119,7 +119,7 @@ class SamplersStudy(Study):
         est, split = trial.estimator, trial.split
         if getattr(est, "skipped_", None):  # not run on this data set: no number, the row says why
             if trial.log:
-                trial.log.warning("%s seed=%s method=%s skipped: %s", trial.dataset, trial.seed, trial.method,
+                trial.log.warning("%s seed=%s method=%s skipped: %s", trial.dataset, trial.seed, trial.label,
                                   est.skipped_)
             return dict.fromkeys(self.metrics, float("nan"))
         X, F, (kind, state) = split.X_train, est.factor_, trial.state
