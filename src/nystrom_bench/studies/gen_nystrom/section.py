@@ -132,7 +132,7 @@ def alignment_figure(rows, out_png):
         for ax in axes[:, c]:
             ax.axvline(best, color="grey", ls="--", lw=0.8)
             ax.grid(alpha=0.3)
-            ax.tick_params(labelsize=7)
+            ax.tick_params(which="both", labelsize=7)
         axes[0, c].set_title(ds, fontsize=8)
         axes[1, c].set_xlabel("log10 lambda", fontsize=7)
     axes[0, 0].set_ylabel("error on unlabelled (%)", fontsize=7)

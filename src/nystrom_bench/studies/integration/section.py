@@ -222,7 +222,7 @@ def sampler_grid(rows, exact, metric, label, out_png, order=None, logy=False):
             if log:
                 ax.set_yscale("log")
             ax.set_title(f"{ds} / {m}", fontsize=8)
-            ax.tick_params(labelsize=7)
+            ax.tick_params(which="both", labelsize=7)  # minor labels of a log axis too: else 10 pt, overlapping
             ax.grid(alpha=0.3)
             if c == 0:
                 ax.set_ylabel(label, fontsize=7)

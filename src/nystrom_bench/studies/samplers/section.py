@@ -80,7 +80,7 @@ def curve_figure(df, info, metric, kernel, out_png):
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set_title(ds, fontsize=8)
         ax.set_xlabel("m", fontsize=7)
-        ax.tick_params(labelsize=6)
+        ax.tick_params(which="both", labelsize=6)
         ax.grid(alpha=0.3, which="both", lw=0.4)
     if datasets:
         handles, labels = axes.flat[0].get_legend_handles_labels()
