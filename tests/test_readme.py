@@ -6,6 +6,7 @@ import re
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -30,6 +31,17 @@ def _blocks(lang):
 #: 90 s on the slowest machine kind) shrunk 10x in n and m for `make test`: the same code path (CG, float32,
 #: streamed kernel blocks, predict); the slow test runs it as written
 SHRINK = {"60_000": "6_000", "50_000": "5_000", "n_components=1000": "n_components=100"}
+
+
+@pytest.fixture(autouse=True)
+def _registries_as_they_were():
+    """The examples register a sampler, a method and a study: the other tests' registries stay as they were."""
+    from nystrom_bench import sampling
+
+    before = dict(sampling._REGISTRY)
+    yield
+    sampling._REGISTRY.clear()
+    sampling._REGISTRY.update(before)
 
 
 def _run_blocks(shrink):
@@ -75,9 +87,9 @@ def test_readme_extending_method_and_study_run():
 
     for marker in ("class SklearnNystroem(Method)", "class LandmarkCurve(Study)"):
         exec(compile(_example(marker)[0], str(README), "exec"), {})  # noqa: S102 - registers the examples
-    assert "sklearn" in methods.names("krr")
     config = yaml.safe_load(next(b for b in _blocks("yaml") if "landmark_curve" in b))
-    block = check(config)["landmark_curve"]
+    block = check(config)["landmark_curve"]  # loads the kinds, whose krr package declares the family
+    assert "sklearn" in methods.names("krr")
     block = dict(block, seeds=[0], params={"m": [10, 20]})
     st = studies.get("landmark_curve")
     X, y = data.obtain("diabetes")
@@ -94,6 +106,26 @@ def test_readme_extending_method_and_study_run():
 
     with pytest.raises(ConfigError, match=r"methods.sk: option 'n_components': 0 is less than the minimum of 1"):
         check(bad)
+
+
+def test_extending_sampler_example_runs_and_picks_the_farthest_points():
+    """The Extending page's sampler, registered by its example, is usable by name; on points of a line it
+    takes, after its random start, the farthest point, then the farthest from both (a textbook check)."""
+    from nystrom_bench import kernels, learners, sampling
+
+    exec(compile(_example("def farthest_point(")[0], str(README), "exec"), {})  # noqa: S102 - registers it
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [10.0]])
+    kern = kernels.make("gaussian", gamma=0.01)  # monotone in the distance on this scale
+    idx = sampling.sample("farthest_point", X, kern, c=3, seed=0)
+    start = int(sampling.sample("farthest_point", X, kern, c=1, seed=0)[0])
+    assert len(set(idx)) == 3 and start in idx
+    d2 = 2 - 2 * kern(X, X)  # the feature-space distances, densely (5 points)
+    second = int(np.argmax(d2[:, start]))
+    third = int(np.argmax(np.minimum(d2[:, start], d2[:, second])))
+    assert sorted(idx) == sorted({start, second, third})
+    X2, y2 = np.random.default_rng(0).normal(size=(80, 3)), np.random.default_rng(1).normal(size=80)
+    model = learners.KRR(sampler="farthest_point", n_components=10, gamma=0.5, random_state=0).fit(X2, y2)
+    assert model.predict(X2).shape == (80,)
 
 
 def _slug(heading):
