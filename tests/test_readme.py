@@ -36,12 +36,19 @@ SHRINK = {"60_000": "6_000", "50_000": "5_000", "n_components=1000": "n_componen
 @pytest.fixture(autouse=True)
 def _registries_as_they_were():
     """The examples register a sampler, a method and a study: the other tests' registries stay as they were."""
-    from nystrom_bench import sampling
+    from nystrom_bench import methods, sampling, studies
 
-    before = dict(sampling._REGISTRY)
+    studies.available()  # the kinds' families declared, so that only the examples' additions are undone
+    samplers, kinds = dict(sampling._REGISTRY), dict(studies._REGISTRY)
+    families = {name: dict(fam["methods"]) for name, fam in methods._FAMILIES.items()}
     yield
     sampling._REGISTRY.clear()
-    sampling._REGISTRY.update(before)
+    sampling._REGISTRY.update(samplers)
+    studies._REGISTRY.clear()
+    studies._REGISTRY.update(kinds)
+    for name, fam in methods._FAMILIES.items():
+        fam["methods"].clear()
+        fam["methods"].update(families.get(name, {}))
 
 
 def _run_blocks(shrink):
