@@ -481,16 +481,23 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
         return float(lam * sum(np.sum((Tj - a * S) ** 2) for Tj, a, S in zip(T, alpha, S0, strict=True))
                      + np.sum((sum(parts) - K_star) ** 2))
 
-    def _solve(self, lam, S0, E_l, K_star, eigs):
-        """Alternating optimisation for one lambda: ``(T list, alpha, objective path, E_l T_j E_l^T list)``;
-        ``eigs``: the eigendecompositions of every ``E_l^(j)T E_l^(j)``."""
+    @staticmethod
+    def _start(S0, E_l, K_star):
+        """The alternation's start, the same for every lambda: ``(alpha, prior parts E_l^(j) S0_j E_l^(j)T)``."""
         # the paper gives no starting point.  We start from the lambda -> inf solution: T_j = alpha_j S0_j with
         # the alphas >= 0 that fit K* best (an NNLS over the M prior parts E_l S0_j E_l^T).  Measured: from
         # alpha = 0, T = 0 the alternation barely moves for large lambda (each round scales T by ~1 + 1/lambda)
         # and the criterion then chose a lambda whose mixture was still ~0.
-        M = len(S0)
         prior_parts = [E @ S @ E.T for E, S in zip(E_l, S0, strict=True)]
         alpha, _ = optimize.nnls(np.column_stack([P.ravel() for P in prior_parts]), K_star.ravel())
+        return alpha, prior_parts
+
+    def _solve(self, lam, S0, E_l, K_star, eigs, start=None):
+        """Alternating optimisation for one lambda: ``(T list, alpha, objective path, E_l T_j E_l^T list)``;
+        ``eigs``: the eigendecompositions of every ``E_l^(j)T E_l^(j)``; ``start``: :meth:`_start`'s result
+        when already computed (it does not depend on lambda)."""
+        M = len(S0)
+        alpha, prior_parts = self._start(S0, E_l, K_star) if start is None else start
         T = [a * S for a, S in zip(alpha, S0, strict=True)]
         parts = [a * P for a, P in zip(alpha, prior_parts, strict=True)]
         path = [self._mixture_objective(lam, T, alpha, S0, parts, K_star)]
@@ -532,11 +539,13 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
         S0 = [S for _, S in priors]
         self.priors_ = S0
         eigs = [linalg.eigh(E.T @ E, check_finite=False) for E in E_l]  # once per kernel, for every problem
+        with self._blas_for(len(Z)):
+            start = self._start(S0, E_l, K_star)  # and the start, once for every lambda
         best = None
         self.alignment_ = {}
         for lam in self._lambdas():
             with self._blas_for(len(Z)):
-                T, alpha, path, parts = self._solve(lam, S0, E_l, K_star, eigs)
+                T, alpha, path, parts = self._solve(lam, S0, E_l, K_star, eigs, start)
             K_l = sum(parts)
             size = np.linalg.norm(K_l)
             if size <= 1e-8 * np.linalg.norm(K_star):
