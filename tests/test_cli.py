@@ -189,6 +189,14 @@ def test_resolve_store_and_the_runs_link(tmp_path, monkeypatch):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://host:5000")
     assert cli.resolve_store() == "http://host:5000" and cli.resolve_store("sqlite:////x.db") == "sqlite:////x.db"
     assert cli.runs_link("http://h:1/", "7") == "http://h:1/#/experiments/7/runs?workflowType=machine_learning"
+    assert cli.runs_link("http://h:1", "7", "v") == "http://h:1/#/experiments/7/runs?workflowType=machine_learning" \
+        "&viewStateShareKey=v"
+
+
+def test_the_ui_knows_the_saved_view_the_tracking_layout_writes():
+    from nystrom_bench import tracking_layout
+
+    assert (cli.VIEW_ID, cli.VIEW_TAG) == (tracking_layout.VIEW_ID, tracking_layout.VIEW_TAG)
 
 
 def _post(url, body):
@@ -218,6 +226,10 @@ def test_ui_serves_the_store_in_one_process_and_prints_each_studys_runs_link(tmp
             assert resp.status == 200
         exp = _post(base + "/ajax-api/2.0/mlflow/experiments/create", {"name": "krr"})["experiment_id"]
         assert cli.study_links(base) == [("krr", cli.runs_link(base, exp))]
+        # an experiment with the workflow's saved view: its link opens that view
+        _post(base + "/ajax-api/2.0/mlflow/experiments/set-experiment-tag",
+              {"experiment_id": exp, "key": cli.VIEW_TAG, "value": "{}"})
+        assert cli.study_links(base) == [("krr", cli.runs_link(base, exp, cli.VIEW_ID))]
         import psutil
 
         assert psutil.Process(proc.pid).children(recursive=True) == []  # one process: no workers, no job runners

@@ -100,12 +100,18 @@ def test_a_curve_is_a_metric_history_over_its_coord(uri, client):
     assert tags["mlflow.runName"] == "bupa · uniform · gaussian · seed 0"
     assert tags["nystrom_bench.curve"] == "log2_gamma" and tags["nystrom_bench.steps"] == "3"
     assert tags["run_key"] == "cons/bupa/uniform/gaussian/seed0"
-    # step = index of the coord's value; the coord's values are a history of their own
-    assert _history(client, ids[0], "log2_gamma") == [(0, -3), (1, -1), (2, 1)]
-    assert _history(client, ids[0], "criterion:c_ree/relative_gap") == [(0, 0.3), (1, 0.1), (2, 0.1)]
-    assert _history(client, ids[0], "criterion:c_ipe/relative_gap") == [(0, 1.3), (1, 1.1), (2, 1.1)]
+    # an integer grid: step = the coord's value; the coord's values are a history of their own too
+    assert _history(client, ids[0], "log2_gamma") == [(-3, -3), (-1, -1), (1, 1)]
+    assert _history(client, ids[0], "criterion:c_ree/relative_gap") == [(-3, 0.3), (-1, 0.1), (1, 0.1)]
+    assert _history(client, ids[0], "criterion:c_ipe/relative_gap") == [(-3, 1.3), (-1, 1.1), (1, 1.1)]
     # a param that changes along the curve is a history; the others are params, flat
-    assert _history(client, ids[0], "criterion:c_ree/param.gamma") == [(0, 0.125), (1, 0.5), (2, 2.0)]
+    assert _history(client, ids[0], "criterion:c_ree/param.gamma") == [(-3, 0.125), (-1, 0.5), (1, 2.0)]
+    # the experiment's saved view: its headline columns, its charts over log2 gamma; the link opens it
+    env = json.loads(client.get_experiment_by_name("cons").tags[tracking.layout.VIEW_TAG])
+    state = json.loads(env["state"])
+    assert env["name"] == tracking.layout.VIEW_NAME and "metrics.`mean/criterion:c_ree/relative_gap`" in \
+        state["selectedColumns"] and state["globalLineChartConfig"]["selectedXAxisMetricKey"] == "log2_gamma"
+    assert tracking.ui_link("cons", uri).endswith("/runs?workflowType=machine_learning&viewStateShareKey=nystrom-bench")
     assert metrics["mean/criterion:c_ree/relative_gap"] == pytest.approx((0.3 + 0.1 + 0.1) / 3)
     assert run.data.params["n_landmarks"] == "20" and run.data.params["split.test_fraction"] == "0.5"
     assert run.data.params["rank"] == "null" and run.data.params["sampler_options"] == "{}"
@@ -122,9 +128,9 @@ def test_scale_like_runs_draw_time_over_n_per_m(uri, client):
     ids = tracking.log_job("scale", "scale/big", rows, tracking_uri=uri, coords=("n", "m"))
     direct, exact = (client.get_run(i) for i in ids)
     assert direct.data.tags["nystrom_bench.curve"] == "n"
-    assert _history(client, direct.info.run_id, "n") == [(0, 5000), (1, 10000), (2, 20000)]
-    assert _history(client, direct.info.run_id, "m:1500/fit_time") == [(0, 75.0), (1, 150.0), (2, 300.0)]
-    assert _history(client, exact.info.run_id, "fit_time") == [(0, 0.5), (1, 1.0)]  # no m: no prefix
+    assert _history(client, direct.info.run_id, "n") == [(5000, 5000), (10000, 10000), (20000, 20000)]
+    assert _history(client, direct.info.run_id, "m:1500/fit_time") == [(5000, 75.0), (10000, 150.0), (20000, 300.0)]
+    assert _history(client, exact.info.run_id, "fit_time") == [(5000, 0.5), (10000, 1.0)]  # no m: no prefix
     assert "m:500/fit_time" not in exact.data.metrics
 
 
@@ -309,7 +315,7 @@ def test_a_folded_study_logs_a_run_per_configuration_and_reads_back(tmp_path, ur
     run = client.get_run(ids[0])  # uniform
     assert run.data.params["seed"] == "[0, 1, 2]" and run.data.params["seed:2/prop_decay"] == "0.30000000000000004"
     assert run.data.params["n_train"] == "60" and "prop_decay" not in run.data.params
-    assert _history(client, ids[0], "seed:1/trace_error") == [(0, 1.2), (1, 1.1), (2, 1.05)]
+    assert _history(client, ids[0], "seed:1/trace_error") == [(5, 1.2), (10, 1.1), (20, 1.05)]  # step = m
     assert run.data.metrics["mean/sampling_seconds"] == pytest.approx(1e-3 * 35 / 3)
     back = tracking.results_from_mlflow("smp", uri)
     keys = [*results.ID_COLS, "m"]
@@ -451,7 +457,12 @@ def test_experiments_open_as_model_training_with_description_and_a_link(tmp_path
     assert note.startswith("A study.\n\nWhat it does.\n\nHow to read the runs")
     assert "Curves over log2_gamma" in note and "criterion" in note and "lower is better" in note
     assert tracking.ui_link("s", uri) == (f"http://127.0.0.1:5000/#/experiments/{exp.experiment_id}/runs"
-                                          "?workflowType=machine_learning")
+                                          "?workflowType=machine_learning&viewStateShareKey=nystrom-bench")
+    # the saved view is written once: logging again with the same view keeps its tag (and createdAt)
+    view = exp.tags[tracking.layout.VIEW_TAG]
+    tracking.log_job("s", "s/d", _curve_rows(), tracking_uri=uri, coords=COORDS,
+                     metrics_info={"relative_gap": ("Relative gap", True)})
+    assert MlflowClient(tracking_uri=uri).get_experiment_by_name("s").tags[tracking.layout.VIEW_TAG] == view
     assert tracking.ui_link("s", uri, ui="http://host:8080/").startswith("http://host:8080/#/experiments/")
 
 

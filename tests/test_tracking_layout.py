@@ -78,10 +78,11 @@ def test_a_run_plan_holds_the_layout_of_the_docstring():
     assert plan["params"]["split.test_fraction"] == "0.5" and plan["params"]["rank"] == "null"
     assert "gamma" not in plan["params"] and "n_landmarks" not in plan["params"]
     metrics = {(k, s): v for k, v, s in plan["metrics"]}
-    assert metrics[("log2_gamma", 2)] == 1 and metrics[("criterion:c_ree/param.gamma", 0)] == 0.125
-    assert metrics[("criterion:c_ree/relative_gap_outside_assumptions", 2)] == pytest.approx(0.1)
-    assert ("criterion:c_ree/relative_gap", 2) not in metrics
-    assert metrics[("mean/criterion:c_ree/relative_gap", 0)] == pytest.approx(0.2)  # steps 0, 1
+    # an integer grid: the step is the coord's value (the chart's Step axis shows log2 gamma)
+    assert metrics[("log2_gamma", 1)] == 1 and metrics[("criterion:c_ree/param.gamma", -3)] == 0.125
+    assert metrics[("criterion:c_ree/relative_gap_outside_assumptions", 1)] == pytest.approx(0.1)
+    assert ("criterion:c_ree/relative_gap", 1) not in metrics
+    assert metrics[("mean/criterion:c_ree/relative_gap", 0)] == pytest.approx(0.2)  # log2 gamma -3, -1
     tags = plan["tags"]
     assert json.loads(tags[layout.VARYING_TAG]) == {"gamma": "float", "n_landmarks": "int"}
     assert json.loads(tags[layout.DROPPED_TAG]) == ["path"]
@@ -101,8 +102,8 @@ def test_a_folded_run_holds_every_seed_under_its_prefix():
     assert plan["params"]["seed:0/prop_decay"] == "0.25" and plan["params"]["seed:1/prop_decay"] == "1.25"
     assert "prop_decay" not in plan["params"] and plan["params"]["split.test_fraction"] == "0.5"
     metrics = {(k, s): v for k, v, s in plan["metrics"]}
-    assert metrics[("seed:1/criterion:c_ipe/relative_gap", 0)] == pytest.approx(0.3 + 1 + 1)
-    assert metrics[("seed:0/criterion:c_ree/param.gamma", 1)] == 0.5
+    assert metrics[("seed:1/criterion:c_ipe/relative_gap", -3)] == pytest.approx(0.3 + 1 + 1)
+    assert metrics[("seed:0/criterion:c_ree/param.gamma", -1)] == 0.5
     # steps 0, 1 of seeds 0 and 1 (step 2 is outside the assumptions: a key of its own)
     assert metrics[("mean/criterion:c_ree/relative_gap", 0)] == pytest.approx((0.3 + 0.1 + 1.3 + 1.1) / 4)
     assert not any(k.startswith("mean/seed:") for k, _ in metrics)
@@ -113,6 +114,52 @@ def test_a_folded_run_holds_every_seed_under_its_prefix():
     # only the seeds can be folded
     with pytest.raises(ValueError, match=r"tracking_fold \['kernel'\]"):
         layout.plan("cons", rows, COORDS, fold=("kernel",))
+
+
+def test_steps_are_the_coords_values_on_an_integer_grid_else_the_index_and_both_read_back():
+    rows = []
+    for ratio in (0.5, 0.05, 0.1):
+        for m in (25, 100):
+            rows.append({"dataset": "usps", "method": "gsa", "kernel": "gaussian", "seed": 0,
+                         "coords": {"ratio": ratio, "m": m}, "params": {}, "metrics": {"err": ratio + m}})
+    for curve, steps in ((("ratio",), {0.05: 0, 0.1: 1, 0.5: 2}), (("m",), {25: 25, 100: 100})):
+        [p] = layout.plan("integ", rows, ("ratio", "m"), curve=curve)
+        assert {s: v for k, v, s in p["metrics"] if k == curve[0]} == {s: v for v, s in steps.items()}
+        back, _ = layout.records("integ", p["params"], p["tags"], _histories(p))
+        assert sorted((r["ratio"], r["m"], r["err"]) for r in back) == sorted(
+            (r["coords"]["ratio"], r["coords"]["m"], r["metrics"]["err"]) for r in rows)
+
+
+def test_descriptions_name_no_parent_runs():
+    rows = layout.rows_from_frame(results.frame("cons", _rows(), COORDS), COORDS)
+    for fold in ((), ("seed",)):
+        text = layout.describe(layout.plan("cons", rows, COORDS, fold))
+        assert "grouped under" not in text and "no parent runs" in text and "'<data set> (job)'" in text
+        assert f"in the view '{layout.VIEW_NAME}'" in text
+
+
+def test_the_saved_view_shows_the_headline_metrics_the_method_settings_and_charts_over_the_coord():
+    rows = layout.rows_from_frame(results.frame("cons", _rows(), COORDS), COORDS)
+    for r in rows:  # a method setting (differs between the methods of a data set and seed), a data property
+        r["params"]["sampler"] = r["method"]
+        r["params"]["n_train"] = 100
+    plans = layout.plan("cons", rows, COORDS)
+    state = layout.view(plans, {"relative_gap": ("Relative gap", True), "seconds": ("Time", True)})
+    cols = state["selectedColumns"]  # the metrics in the order named, each criterion's mean column
+    assert set(cols[:2]) == {"metrics.`mean/criterion:c_ree/relative_gap`", "metrics.`mean/criterion:c_ipe/relative_gap`"}
+    assert set(cols[2:4]) == {"metrics.`mean/criterion:c_ree/seconds`", "metrics.`mean/criterion:c_ipe/seconds`"}
+    assert cols[4:] == ["params.`sampler`"]  # not n_train (a data property), not the identity
+    assert state["globalLineChartConfig"] == {"xAxisKey": "metric", "lineSmoothness": 0,
+                                              "selectedXAxisMetricKey": "log2_gamma"}
+    # no metrics named: every metric, in the order logged; single values where there is no curve
+    flat = [{**r, "coords": {}} for r in rows if r["coords"]["log2_gamma"] == -3 and r["coords"]["criterion"] == "c_ree"]
+    state = layout.view(layout.plan("cons", flat, ()))
+    assert set(state["selectedColumns"][:2]) == {"metrics.`relative_gap`", "metrics.`seconds`"}
+    assert state["globalLineChartConfig"]["xAxisKey"] == "step"
+    env = json.loads(layout.view_envelope(state, 2000.0, created_ms=1000))
+    assert env == {"name": layout.VIEW_NAME, "createdAt": 1000, "updatedAt": 2000,
+                   "state": json.dumps(state, sort_keys=True)}
+    assert json.loads(env["state"]) == state
 
 
 def test_batches_keep_mlflows_limits_and_lose_nothing():

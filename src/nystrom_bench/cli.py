@@ -80,10 +80,16 @@ def resolve_store(store=None):
     return uri
 
 
-def runs_link(base_url, experiment_id):
+def runs_link(base_url, experiment_id, view=None):
     """The link that opens an experiment's runs table: the Runs tab with ``workflowType=machine_learning``
-    (without it MLflow 3 opens its GenAI overview; :func:`nystrom_bench.tracking.ui_link`)."""
-    return f"{base_url.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+    (without it MLflow 3 opens its GenAI overview; :func:`nystrom_bench.tracking.ui_link`) and, with ``view``,
+    that saved view (``viewStateShareKey``: the study's headline columns, charts over its coord)."""
+    return (f"{base_url.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+            + (f"&viewStateShareKey={view}" if view else ""))
+
+
+#: the saved view the workflow logs in each study's experiment (``tracking_layout.VIEW_ID``; its tag)
+VIEW_ID, VIEW_TAG = "nystrom-bench", "mlflow.sharedViewState.nystrom-bench"
 
 
 def _get_json(url, timeout=5.0):
@@ -101,7 +107,9 @@ def study_links(base_url, timeout=5.0):
     while True:
         query = "max_results=1000" + (f"&page_token={token}" if token else "")
         page = _get_json(f"{base_url.rstrip('/')}/ajax-api/2.0/mlflow/experiments/search?{query}", timeout)
-        out += [(e["name"], runs_link(base_url, e["experiment_id"])) for e in page.get("experiments", [])
+        out += [(e["name"], runs_link(base_url, e["experiment_id"],
+                                      VIEW_ID if any(t.get("key") == VIEW_TAG for t in e.get("tags", [])) else None))
+                for e in page.get("experiments", [])
                 if e.get("lifecycle_stage", "active") == "active" and e["name"] != "Default"]
         token = page.get("next_page_token")
         if not token:

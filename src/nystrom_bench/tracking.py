@@ -176,9 +176,10 @@ def _retry(fn, what, attempts=8):
             time.sleep(delay)
 
 
-def _experiment_id(client, name, artifact_location, description=None):
+def _experiment_id(client, name, artifact_location, description=None, view=None):
     """The id of the experiment ``name`` (created or restored), tagged as a model-training experiment
-    and, where given, with its description."""
+    and, where given, with its description and its saved view (``view``: the state of
+    :func:`nystrom_bench.tracking_layout.view`, written where the experiment's differs)."""
     exp = client.get_experiment_by_name(name)
     if exp is not None:
         if exp.lifecycle_stage == "deleted":
@@ -196,6 +197,15 @@ def _experiment_id(client, name, artifact_location, description=None):
         client.set_experiment_tag(exp_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
     if description and tags.get(DESCRIPTION_TAG) != description:
         client.set_experiment_tag(exp_id, DESCRIPTION_TAG, description)
+    if view is not None:
+        try:
+            old = json.loads(tags.get(layout.VIEW_TAG) or "{}")
+            same, created = json.loads(old.get("state") or "null") == view, old.get("createdAt")
+        except (ValueError, AttributeError, TypeError):
+            same, created = False, None
+        if not same:
+            client.set_experiment_tag(exp_id, layout.VIEW_TAG,
+                                      layout.view_envelope(view, time.time() * 1000, created))
     return exp_id
 
 
@@ -394,9 +404,11 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
         digest = file_digest(result_file)
     if description is not None:
         description = f"{description}\n\n{describe(plans, metrics_info)}".strip()
+    state = layout.view(plans, metrics_info)
     with _store(study, tracking_uri) as (client, artifact_root):
         Metric, Param, dataset_input = _entities(client)
-        exp_id = _retry(lambda: _experiment_id(client, study, artifact_root, description), "create experiment")
+        exp_id = _retry(lambda: _experiment_id(client, study, artifact_root, description, state),
+                        "create experiment")
         done = _logged_job(client, exp_id, job_key, digest, [p["key"] for p in plans])
         if done is not None:
             log.info("%s: logged already (result digest %s)", job_key, digest[:12])
@@ -587,7 +599,8 @@ def ui_link(study, tracking_uri=None, ui=None):
 
     ``ui``: where the UI is served (default: the tracking server itself, or ``mlflow ui``'s
     http://127.0.0.1:5000 for a local store).  The link names the runs tab and
-    ``workflowType=machine_learning``: without it MLflow 3.17 opens the GenAI overview (module docstring).
+    ``workflowType=machine_learning``: without it MLflow 3.17 opens the GenAI overview (module docstring);
+    and the study's saved view (``viewStateShareKey``, where logged): headline columns, charts over the coord.
     """
     uri = _absolute(tracking_uri or resolve_tracking_uri())
     db = _sqlite_path(uri)
@@ -604,7 +617,9 @@ def ui_link(study, tracking_uri=None, ui=None):
     exp = _retry(lambda: client.get_experiment_by_name(study), "get experiment")
     if exp is None:
         return None
-    return f"{ui.rstrip('/')}/#/experiments/{exp.experiment_id}/runs?workflowType=machine_learning"
+    view = layout.VIEW_ID if layout.VIEW_TAG in (exp.tags or {}) else None
+    return (f"{ui.rstrip('/')}/#/experiments/{exp.experiment_id}/runs?workflowType=machine_learning"
+            + (f"&viewStateShareKey={view}" if view else ""))
 
 
 if __name__ == "__main__":  # python -m nystrom_bench.tracking [tracking URI]: every study's runs-table link

@@ -74,12 +74,12 @@ import re
 
 from .results import ASSUMPTION, ID_COLS, assumption_label, format_coord
 
-__all__ = ["FOLDABLE", "LAYOUT", "LEVEL_TAG", "OUTSIDE_SUFFIX", "ASSUMPTION_TAG", "run_key", "run_name",
-           "plan", "describe", "batches", "rows_from_frame", "records"]
+__all__ = ["FOLDABLE", "LAYOUT", "LEVEL_TAG", "OUTSIDE_SUFFIX", "ASSUMPTION_TAG", "VIEW_ID", "VIEW_TAG", "VIEW_NAME",
+           "run_key", "run_name", "plan", "describe", "view", "view_envelope", "batches", "rows_from_frame", "records"]
 
 LEVEL_TAG = "nystrom_bench.level"
 #: the layout written here; a job logged in another layout is logged again
-LAYOUT = "2"
+LAYOUT = "3"
 CURVE_TAG, COORDS_TAG, STEPS_TAG = "nystrom_bench.curve", "nystrom_bench.coords", "nystrom_bench.steps"
 VARYING_TAG, DROPPED_TAG, NONFINITE_TAG = ("nystrom_bench.varying_params", "nystrom_bench.dropped_params",
                                            "nystrom_bench.nonfinite")
@@ -89,6 +89,14 @@ FOLD_TAG = "nystrom_bench.folded"
 #: identity columns a study kind may fold (``Study.tracking_fold``): the seeds
 FOLDABLE = ("seed",)
 PARAM_LEAF, MEAN = "param.", "mean/"
+#: the experiment's saved view (MLflow 3.17's "Saved views" of the runs page, an experiment tag
+#: ``mlflow.sharedViewState.<id>`` holding ``{name, createdAt, updatedAt, state}``; the link
+#: ``...?viewStateShareKey=<id>`` opens it): :func:`view`
+VIEW_ID = "nystrom-bench"
+VIEW_TAG = f"mlflow.sharedViewState.{VIEW_ID}"
+VIEW_NAME = "nystrom-bench: headline metrics"
+#: at most this many metric and param columns in the view
+VIEW_METRICS, VIEW_PARAMS = 6, 4
 #: the metric-key suffix of results outside their method's assumptions; the run's tags
 OUTSIDE_SUFFIX = "_outside_assumptions"
 ASSUMPTION_TAG, ASSUMPTIONS_TAG = ASSUMPTION, "nystrom_bench.assumptions"
@@ -256,8 +264,18 @@ def plan(study, results, coords, fold=(), curve=()):
     for c in coords:
         vals = {float(v) for res in results for v in [(res.get("coords") or {}).get(c)] if _is_number(v)
                 and not _missing(v)}
-        grids[c] = {v: i for i, v in enumerate(sorted(vals))}
+        grids[c] = _grid_steps(vals)
     return [_plan_run(study, ident, rows, coords, grids, fold, curve) for ident, rows in groups.items()]
+
+
+def _grid_steps(values):
+    """``{value: step}`` of a coord's grid: the value itself where every value is an integer (``m``, ``n``,
+    ``log2_gamma`` on an integer grid: the chart's "Step" axis is then the coord), else its index in the
+    sorted grid (MLflow's steps are integers)."""
+    values = sorted(values)
+    if all(v.is_integer() and abs(v) < 2**62 for v in values):
+        return {v: int(v) for v in values}
+    return {v: i for i, v in enumerate(values)}
 
 
 def _plan_run(study, ident, rows, coords, grids, fold=(), prefer=()):
@@ -342,6 +360,11 @@ def _plan_run(study, ident, rows, coords, grids, fold=(), prefer=()):
             "metrics": metrics, "tags": tags, "curve": curve}
 
 
+_JOB_RUNS = ("Each workflow job also logs a run of its own, '<data set> (job)' (no parent runs: the tag job_key "
+             "ties a job's runs together), whose artifact is the job's result table (every result row); "
+             "the run '<study> · report' holds the study's PDF, figures and claims.")
+
+
 def describe(plans_or_curves, metrics=None):
     """How to read a study's runs (appended to the experiment description): the grain, the curve and
     the key prefixes, and ``metrics`` (``{name: (label, lower_is_better)}``) explained."""
@@ -352,17 +375,17 @@ def describe(plans_or_curves, metrics=None):
     if folded:
         lines = ["How to read the runs: one run per data set x method x kernel, named 'data set · method · kernel', "
                  "its seeds folded into the metric keys ('seed:0/<metric>', a chart section per seed; the UI's "
-                 "Group by cannot pool seeds), grouped under the run of the job that made them (its artifact: "
-                 "every result row). mean/<metric> is the mean over the seeds" + (" and the curve." if curves else
-                                                                                  ".")]
+                 "Group by cannot pool seeds). " + _JOB_RUNS + " mean/<metric> is the mean over the seeds"
+                 + (" and the curve." if curves else ".")]
     else:
         lines = ["How to read the runs: one run per data set x method x kernel x seed, named "
-                 "'data set · method · kernel · seed', grouped under the run of the job that made them "
-                 "(its artifact: every result row)."]
+                 "'data set · method · kernel · seed'. " + _JOB_RUNS]
     if curves:
         lines.append(f"Curves over {', '.join(curves)} are metric histories: open a run's Model metrics, or "
-                     f"the Chart view (X axis: Step, or the metric {' / '.join(curves)} itself); step i is the "
-                     "i-th smallest value." + ("" if folded else " mean/<metric> is the mean over the curve."))
+                     f"the Chart view (its X axis: the metric {' / '.join(curves)} in the view "
+                     f"'{VIEW_NAME}'); the step is the {' / '.join(curves)} value itself where the grid holds "
+                     "integers only, else the value's index in the sorted grid."
+                     + ("" if folded else " mean/<metric> is the mean over the curve."))
     if keyed:
         lines.append(f"Metric keys start with the other coords ({', '.join(keyed)}), e.g. 'criterion:c_ree/...'; "
                      "the Chart view groups them into sections by that prefix.")
@@ -373,6 +396,59 @@ def describe(plans_or_curves, metrics=None):
         lines.append("Metrics: " + "; ".join(f"{k} = {label} ({'lower' if low else 'higher'} is better)"
                                              for k, (label, low) in metrics.items()) + ".")
     return "\n\n".join(lines)
+
+
+def _column(kind, key):
+    """A runs-table column as MLflow's UI names it (``makeCanonicalSortKey``): ``metrics.`mean/gap```."""
+    return f"{kind}.`{key}`"
+
+
+def _headline_keys(plans, metrics):
+    """The metric keys of the runs table's headline columns: for each of ``metrics`` (in order; default:
+    every metric), the run's ``mean/`` keys of it, else its single-valued keys, the other coords'
+    prefixes kept (``mean/criterion:c_ree/relative_gap``)."""
+    keys = list(dict.fromkeys(k for p in plans for k, _, _ in p["metrics"]))
+    names = list(metrics or dict.fromkeys(k.rsplit("/", 1)[-1] for k in keys if not k.startswith(MEAN)
+                                           and not k.rsplit("/", 1)[-1].startswith(PARAM_LEAF)))
+    out = []
+    for name in names:
+        means = [k for k in keys if k.startswith(MEAN) and k.rsplit("/", 1)[-1] == name]
+        out += means or [k for k in keys if k == name]
+    return out
+
+
+def _setting_params(plans):
+    """The params that tell a job's methods apart: those with two values (or one and none) among the runs of
+    one data set and seed -- method settings, not data properties (``n_train``) or identity."""
+    ident = {"study", "dataset", "method", "kernel", "seed"}
+    groups = {}
+    for p in plans:
+        groups.setdefault((p["params"].get("dataset"), p["params"].get("seed")), []).append(p["params"])
+    names = list(dict.fromkeys(k for p in plans for k in p["params"] if k not in ident and "/" not in k))
+    return [n for n in names if any(len({g.get(n) for g in runs}) > 1 for runs in groups.values())]
+
+
+def view(plans, metrics=None):
+    """The state of the study's saved view in MLflow's runs page (:data:`VIEW_TAG`): the headline metrics
+    (:data:`VIEW_METRICS` ``mean/<metric>`` or single-valued columns, ``metrics``' order) and the params
+    that tell the methods apart (:data:`VIEW_PARAMS`) as the table's columns, and the line charts' X axis the
+    runs' curve coord (the metric logged under the coord's name) instead of the step.  Only keys of MLflow's
+    own UI state (``ExperimentPageUIState``: ``selectedColumns``, ``globalLineChartConfig``,
+    ``hideEmptyCharts``)."""
+    columns = [_column("metrics", k) for k in _headline_keys(plans, metrics)[:VIEW_METRICS]]
+    columns += [_column("params", k) for k in _setting_params(plans)[:VIEW_PARAMS]]
+    curves = [p["curve"] for p in plans if p.get("curve")]
+    curve = max(dict.fromkeys(curves), key=curves.count) if curves else ""
+    return {"selectedColumns": columns, "hideEmptyCharts": True,
+            "globalLineChartConfig": {"xAxisKey": "metric" if curve else "step", "lineSmoothness": 0,
+                                      "selectedXAxisMetricKey": curve}}
+
+
+def view_envelope(state, now_ms, created_ms=None):
+    """The value of :data:`VIEW_TAG`: MLflow's saved-view envelope ``{name, createdAt, updatedAt, state}``
+    with the state as JSON text (how MLflow 3.17's UI writes and reads a saved view)."""
+    return json.dumps({"name": VIEW_NAME, "createdAt": int(created_ms or now_ms), "updatedAt": int(now_ms),
+                       "state": json.dumps(state, sort_keys=True)})
 
 
 def batches(params, metrics):
