@@ -27,7 +27,8 @@ import numpy as np
 
 from nystrom_bench import data, kernels, sampling, seeding
 from nystrom_bench.learners import gnkr_path
-from nystrom_bench.studies.gnkr.section import LAMBDA_GRID, SIGMA_GRID, paper_value
+from nystrom_bench.studies.gnkr.section import paper_value
+from nystrom_bench.studies.gnkr.study import LAMBDA_GRID, SIGMA_GRID
 
 #: the notes on the gnkr job's cost (benchmarks/gnkr_job.py) follow this line in the .md: kept when rewriting
 JOB_MARKER = "<!-- gnkr-job: kept by gnkr_grid.py -->"

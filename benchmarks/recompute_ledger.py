@@ -55,7 +55,7 @@ KINDS = {
                     ("criterion", "log2_gamma", "l")),
     # studies/gen_nystrom/study.py metrics; coords ("n_labels",)
     "gen_nystrom": ({"error": True, "seconds": True}, ("n_labels",)),
-    # studies/integration/study.py metrics = studies/integration/section.py METRICS; coords ("ratio", "integration")
+    # studies/integration/study.py metrics = METRICS; coords ("ratio", "integration")
     "integration": ({"rel_error": True, "rel_error_decision": True, "test_accuracy": False, "test_mse": True,
                      "fit_time": True, "predict_time": True}, ("ratio", "integration")),
     # studies/scale/study.py metrics; coords ("n", "m")

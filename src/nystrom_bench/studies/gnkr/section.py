@@ -9,6 +9,7 @@ import numpy as np
 
 from ... import data, papers
 from ...sections import Section, register
+from .study import SIGMA_GRID
 
 #: the paper data file of Chen et al. (NIPS 2016) (:mod:`nystrom_bench.papers`)
 PAPER = "chen_nips2016"
@@ -31,10 +32,6 @@ def paper_value(dataset, kernel, sampler_label, m):
             return row[ms.index(m)] * float(t["scale"])
     return None
 
-
-#: the paper's stated grid of kernel widths and of lambdas (the study's defaults)
-SIGMA_GRID = [10.0**k for k in range(-5, 5)]
-LAMBDA_GRID = [10.0**k for k in range(-15, -2)]
 
 
 @register

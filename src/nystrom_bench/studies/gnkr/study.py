@@ -31,7 +31,6 @@ import numpy as np
 
 from .. import Study, register
 from .methods import grids, m_values
-from .section import LAMBDA_GRID, SIGMA_GRID
 
 
 def _positive_list(default):
@@ -41,6 +40,11 @@ def _positive_list(default):
 def _rmse(pred, y):
     """RMSE over the last axis of ``pred`` (n_sigmas, n_lams, n) against y: (n_sigmas, n_lams)."""
     return np.sqrt(np.mean((pred - y) ** 2, axis=-1))
+
+
+#: the paper's stated grid of kernel widths and of lambdas (the study's defaults)
+SIGMA_GRID = [10.0**k for k in range(-5, 5)]
+LAMBDA_GRID = [10.0**k for k in range(-15, -2)]
 
 
 @register

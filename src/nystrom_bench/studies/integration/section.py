@@ -11,19 +11,11 @@ import pandas as pd
 
 from ... import papers, stats
 from ...sections import Section, register
+from .study import METRICS
 
 #: the paper data file of Li et al. (geometric view) (:mod:`nystrom_bench.papers`)
 PAPER = "li_geometric"
 
-#: the integration study's metrics: name -> (label, lower_is_better)
-METRICS = {
-    "rel_error": ("Relative RKHS error ||w*-w||/||w*||", True),
-    "rel_error_decision": ("Relative RKHS error, libsvm's scale (margin 1)", True),
-    "test_accuracy": ("Test accuracy", False),
-    "test_mse": ("Test MSE (standardised targets)", True),
-    "fit_time": ("Training time (s)", True),
-    "predict_time": ("Prediction time (s)", True),
-}
 _COMPARED = ("rel_error", "rel_error_decision", "test_accuracy", "test_mse")
 
 

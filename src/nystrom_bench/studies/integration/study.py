@@ -31,7 +31,6 @@ import numpy as np
 from ...integration import approximation_error, approximation_errors
 from .. import Study, register
 from .methods import CLASSIFICATION, classify, exact_machine
-from .section import METRICS
 
 #: the integrations of a Nystrom machine: a nu-SVM's (classification), KRR's (regression: NCR too)
 SVM_MODES, KRR_MODES = ("gsa", "lla"), ("gsa", "lla", "ncr")
@@ -41,6 +40,17 @@ def _numbers(description, default, hi=None):
     item = {"type": "number", "exclusiveMinimum": 0, **({"maximum": hi} if hi else {})}
     return {"type": "array", "items": item, "minItems": 1, "uniqueItems": True, "description": description,
             "default": default}
+
+
+#: the integration study's metrics: name -> (label, lower_is_better)
+METRICS = {
+    "rel_error": ("Relative RKHS error ||w*-w||/||w*||", True),
+    "rel_error_decision": ("Relative RKHS error, libsvm's scale (margin 1)", True),
+    "test_accuracy": ("Test accuracy", False),
+    "test_mse": ("Test MSE (standardised targets)", True),
+    "fit_time": ("Training time (s)", True),
+    "predict_time": ("Prediction time (s)", True),
+}
 
 
 @register
