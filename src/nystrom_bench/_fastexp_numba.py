@@ -214,3 +214,112 @@ def gauss_thin_f64(X, Y, g, out):
 @numba.njit(["void(float64[:, ::1], float64[:, ::1], float64, float32[:, ::1])"], **_JIT)
 def gauss_thin_f32(X, Y, g, out):
     _gauss_thin(X, Y, g, out)
+
+
+# -- fused streamed products of a Gaussian block (nystrom_bench.solvers.nystrom_cg's passes) -------------------
+# A tile's exponents E (the augmented GEMM's result, rows x m, in a per-thread scratch) become kernel values in
+# place, four rows at a time, and the rows are used at once while they are in L1/L2: for ``gram_tile`` their
+# products u = K_i v (one per column of V) and then acc += K_i^T u (C^T (C V) summed over the rows), for
+# ``t_tile`` acc += K_i^T Y_i (C^T Y). The block is never written out, cast or read again (the unfused pass
+# writes it, casts a float32 block to a float64 copy and reads that twice in two GEMVs); four rows per sweep
+# read v and read/write acc once for four rows. Products and sums are float64 whatever the block's precision
+# (a float32 value is widened before its multiply), as in the unfused pass. The dot products' reductions are
+# vectorised (``reassoc`` on that loop only: partial sums added in an order that depends on the vector width);
+# the exp and the updates keep ``contract`` only, so the kernel values are exp_nonpos's bit for bit.
+
+_DOT = dict(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
+_SIGS_DOT4 = ["UniTuple(float64, 4)(float32[:, ::1], int64, float64[::1])",
+              "UniTuple(float64, 4)(float64[:, ::1], int64, float64[::1])"]
+
+
+@numba.njit(_SIGS_DOT4, **_DOT)
+def _dot4(E, i, b):
+    """``E[i:i + 4] @ b`` in float64 (one sweep over b)."""
+    s0 = s1 = s2 = s3 = 0.0
+    for j in range(b.size):
+        bj = b[j]
+        s0 += np.float64(E[i, j]) * bj
+        s1 += np.float64(E[i + 1, j]) * bj
+        s2 += np.float64(E[i + 2, j]) * bj
+        s3 += np.float64(E[i + 3, j]) * bj
+    return s0, s1, s2, s3
+
+
+@numba.njit(["float64(float32[::1], float64[::1])", "float64(float64[::1], float64[::1])"], **_DOT)
+def _dot1(a, b):
+    s = 0.0
+    for j in range(a.size):
+        s += np.float64(a[j]) * b[j]
+    return s
+
+
+@numba.njit(["void(float64[::1], float32[:, ::1], int64, float64, float64, float64, float64)",
+             "void(float64[::1], float64[:, ::1], int64, float64, float64, float64, float64)"], **_JIT)
+def _axpy4(acc, E, i, u0, u1, u2, u3):
+    """``acc += E[i:i + 4]^T u`` in float64 (one sweep over acc)."""
+    for j in range(acc.size):
+        acc[j] += (u0 * np.float64(E[i, j]) + u1 * np.float64(E[i + 1, j])) + \
+            (u2 * np.float64(E[i + 2, j]) + u3 * np.float64(E[i + 3, j]))
+
+
+@numba.njit(["void(float64[::1], float32[::1], float64)", "void(float64[::1], float64[::1], float64)"], **_JIT)
+def _axpy1(acc, a, u):
+    for j in range(a.size):
+        acc[j] += u * np.float64(a[j])
+
+
+@numba.njit(inline="always")
+def _gram_tile(E, VT, accT, exp_row):
+    r, i = E.shape[0], 0
+    while i + 4 <= r:
+        for q in range(4):
+            exp_row(E[i + q])
+        for c in range(VT.shape[0]):
+            u0, u1, u2, u3 = _dot4(E, i, VT[c])
+            _axpy4(accT[c], E, i, u0, u1, u2, u3)
+        i += 4
+    for q in range(i, r):
+        exp_row(E[q])
+        for c in range(VT.shape[0]):
+            _axpy1(accT[c], E[q], _dot1(E[q], VT[c]))
+
+
+@numba.njit(inline="always")
+def _t_tile(E, Yb, accT, exp_row):
+    r, i = E.shape[0], 0
+    while i + 4 <= r:
+        for q in range(4):
+            exp_row(E[i + q])
+        for c in range(Yb.shape[1]):
+            _axpy4(accT[c], E, i, Yb[i, c], Yb[i + 1, c], Yb[i + 2, c], Yb[i + 3, c])
+        i += 4
+    for q in range(i, r):
+        exp_row(E[q])
+        for c in range(Yb.shape[1]):
+            _axpy1(accT[c], E[q], Yb[q, c])
+
+
+@numba.njit(["void(float32[:, ::1], float64[:, ::1], float64[:, ::1])"], **_JIT)
+def gram_tile_f32(E, VT, accT):
+    """``accT += (K VT^T)^T K`` for the tile's kernel rows ``K = exp(min(E, 0))`` (E overwritten by K);
+    VT, accT: (t, m)."""
+    _gram_tile(E, VT, accT, exp_nonpos_f32)
+
+
+@numba.njit(["void(float64[:, ::1], float64[:, ::1], float64[:, ::1])"], **_JIT)
+def gram_tile_f64(E, VT, accT):
+    """:func:`gram_tile_f32` for a float64 tile."""
+    _gram_tile(E, VT, accT, exp_nonpos_f64)
+
+
+@numba.njit(["void(float32[:, ::1], float64[:, :], float64[:, ::1])"], **_JIT)
+def t_tile_f32(E, Yb, accT):
+    """``accT += Yb^T K`` for the tile's kernel rows ``K = exp(min(E, 0))`` (E overwritten by K); Yb: (rows, t),
+    accT: (t, m)."""
+    _t_tile(E, Yb, accT, exp_nonpos_f32)
+
+
+@numba.njit(["void(float64[:, ::1], float64[:, :], float64[:, ::1])"], **_JIT)
+def t_tile_f64(E, Yb, accT):
+    """:func:`t_tile_f32` for a float64 tile."""
+    _t_tile(E, Yb, accT, exp_nonpos_f64)

@@ -36,7 +36,7 @@ from scipy import linalg
 
 from .kernels import as_2d, check_dtype, crossprod, matmul_t
 
-__all__ = ["nystrom_cg"]
+__all__ = ["nystrom_cg", "HeldOutStop"]
 
 log = logging.getLogger(__name__)
 #: seconds between two progress lines of a long solve (logger ``nystrom_bench.solvers``, level INFO)
@@ -73,8 +73,8 @@ def _cholesky_jittered(H, jitter):
 class _Gram:
     """Products with ``C^T C`` (C = K(X, Z), optionally column-centred) without holding C unless it fits."""
 
-    def __init__(self, X, kernel, Z, budget, block_rows):
-        self.X, self.Z = X, Z
+    def __init__(self, X, kernel, Z, budget, block_rows, fused=False):
+        self.X, self.Z, self.fused = X, Z, fused
         n, m = X.shape[0], Z.shape[0]
         if block_rows:
             kernel = copy.copy(kernel)
@@ -85,7 +85,7 @@ class _Gram:
 
     def matvec_t(self, Y):
         """``C^T Y`` (uncentred)."""
-        return matmul_t(self.C, Y) if self.C is not None else self.kernel.t_mv(self.X, self.Z, Y)
+        return matmul_t(self.C, Y) if self.C is not None else self.kernel.t_mv(self.X, self.Z, Y, fused=self.fused)
 
     def gram_mv(self, V):
         """``C_c^T C_c V`` with ``C_c`` the (centred) C: one pass."""
@@ -98,7 +98,7 @@ class _Gram:
                 Cb = self.C[i:i + rows].astype(np.float64)
                 out += Cb.T @ (Cb @ V)
         else:
-            out = self.kernel.gram_mv(self.X, self.Z, V)
+            out = self.kernel.gram_mv(self.X, self.Z, V, fused=self.fused)
         if self.mean is not None:
             out -= self.X.shape[0] * np.outer(self.mean, self.mean @ V)
         return out
@@ -108,8 +108,69 @@ class _Gram:
 PRECONDITIONERS = ("falkon", "gram")
 
 
+class HeldOutStop:
+    """A stopping rule on held-out error for :func:`nystrom_cg`'s ``callback``: stop once the held-out error
+    has improved by less than ``rel_tol`` (relative) over the best so far for ``patience`` iterations in a row;
+    :attr:`best` holds the best iterate.
+
+    The iterations of FALKON (Rudi, Carratino & Rosasco, NIPS 2017, Alg. 1) need not run to a small residual:
+    its Thm. 3 shows O(log n) of them reach the statistical accuracy, and NYTRO (Camoriano, Angles, Rudi &
+    Rosasco, AISTATS 2016) stops Nystrom iterations on held-out error; this rule does so during the one solve.  Each check predicts on the held-out points, ``K(X_val, Z)
+    beta`` streamed block-wise (``n_val m (d + 2)`` flops: 1% of a pass at n_val = n / 100).
+
+    A heuristic: where the held-out error plateaus it stops there.  Measured: n = 3,000, m = 300 (test
+    ``test_held_out_stop_keeps_the_best_iterate_and_stops_without_progress``) 13 iterations instead of 74 at a
+    held-out RMSE 0.24% above the full solve's; with m = 100 and alpha 100x smaller (a weak preconditioner,
+    plateaus of several iterations) it stopped at 16 of 200 at 4% above.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    Z : (m, d) array
+        Landmark points.
+    X_val : (n_val, d) array
+    y_val : (n_val,) or (n_val, t) array
+    rel_tol : float
+        Smallest relative improvement of the held-out root mean squared error (the worst output's) that
+        counts as progress.
+    patience : int
+        Iterations without progress before stopping.
+
+    Attributes
+    ----------
+    history : list of float
+        Held-out RMSE after each iteration.
+    best : tuple or None
+        ``(n_iter, beta, intercept)`` of the lowest held-out error.
+    """
+
+    def __init__(self, kernel, Z, X_val, y_val, rel_tol=1e-4, patience=1):
+        if rel_tol < 0 or int(patience) < 1:
+            raise ValueError(f"HeldOutStop needs rel_tol >= 0 and patience >= 1, got {rel_tol} and {patience}")
+        y_val = np.asarray(y_val, dtype=np.float64)
+        self.Y = y_val[:, None] if y_val.ndim == 1 else y_val
+        self.X, self.kernel, self.Z = as_2d(X_val, "X_val"), kernel, Z
+        if self.X.shape[0] != self.Y.shape[0] or self.X.shape[0] == 0:
+            raise ValueError(f"HeldOutStop: X_val has {self.X.shape[0]} rows and y_val {self.Y.shape[0]}; give the "
+                             "same, non-zero number of held-out points")
+        self.rel_tol, self.patience = float(rel_tol), int(patience)
+        self.history, self.best, self._stale = [], None, 0
+
+    def __call__(self, n_iter, beta, intercept):
+        pred = self.kernel.mmv(self.X, self.Z, beta) + intercept
+        err = float(np.max(np.sqrt(np.mean((pred - self.Y) ** 2, axis=0))))
+        self.history.append(err)
+        if self.best is None or err < self.history_best * (1.0 - self.rel_tol):
+            self._stale = 0
+        else:
+            self._stale += 1
+        if self.best is None or err < self.history_best:
+            self.best, self.history_best = (n_iter, beta.copy(), np.array(intercept, dtype=np.float64)), err
+        return self._stale >= self.patience
+
+
 def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, store_budget=None,
-               block_rows=None, preconditioner="falkon", gram_dtype=None):
+               block_rows=None, preconditioner="falkon", gram_dtype=None, callback=None):
     """Solve ``(C^T C + alpha W) beta = C^T Y`` by preconditioned conjugate gradient.
 
     Parameters
@@ -149,6 +210,11 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
     twice the GEMM and exp speed, half the memory of a stored C); their sums over blocks, the
     preconditioner and CG's vectors are float64.
 
+    callback : callable or None
+        ``callback(n_iter, beta, intercept)`` after every iteration that has not met ``tol`` (the iterate of
+        the original system: ``beta`` (m, t), ``intercept`` (t,)); a true return stops CG there (e.g.
+        :class:`HeldOutStop`).  Costs two m x m triangular solves per iteration on top of the callback.
+
     Returns
     -------
     dict
@@ -178,7 +244,9 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
         G, _ = kernel.astype(gram_dtype).gram(X, Z)
     elif preconditioner == "gram" and kernel.dtype.itemsize * n * m > budget:
         G, CtY1 = kernel.gram(X, Z, Y1)  # streamed: C^T C, C^T Y and C^T 1 in one pass
-    gram = _Gram(X, kernel, Z, budget, block_rows)
+    # streamed passes of FALKON's CG row-fused (Kernel.gram_mv's fused=True); the "gram" preconditioner's refinement
+    # keeps the blocked pass, so the float32 and streamed direct fits give the results of before bit for bit
+    gram = _Gram(X, kernel, Z, budget, block_rows, fused=preconditioner == "falkon")
     if CtY1 is None:
         CtY1 = gram.matvec_t(Y1)  # C^T Y and C^T 1 in one pass
     y_mean = Y2.mean(axis=0) if center else np.zeros(Y2.shape[1])
@@ -242,7 +310,7 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
     r0 = np.sqrt(rs)
     r0[r0 == 0] = 1.0
     residuals = []
-    it = 0
+    it, stopped = 0, False  # stopped: by the callback
     start = last = time.perf_counter()
     for _ in range(max_iter):
         if time.perf_counter() - last > PROGRESS_EVERY:
@@ -258,9 +326,14 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
         residuals.append(float(np.max(np.sqrt(rs_new) / r0)))
         if residuals[-1] <= tol:
             break
+        if callback is not None:
+            beta_it = B(g)
+            if callback(it, beta_it, y_mean - gram.mean @ beta_it if center else np.zeros(Y2.shape[1])):
+                stopped = True
+                break
         p = r + p * (rs_new / np.maximum(rs, np.finfo(np.float64).tiny))
         rs = rs_new
-    if max_iter > 0 and residuals and residuals[-1] > tol:
+    if max_iter > 0 and residuals and residuals[-1] > tol and not stopped:
         import warnings
 
         from sklearn.exceptions import ConvergenceWarning

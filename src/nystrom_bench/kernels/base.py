@@ -218,21 +218,38 @@ class Kernel:
         self._for_blocks(X, Z, aux, self._scratch_work(X, Z, aux, consume))
         return np.sum(parts, axis=0) if parts else np.zeros(shape)
 
-    def gram_mv(self, X, Z, V):
+    def gram_mv(self, X, Z, V, fused=False):
         """``C^T (C V)`` for ``C = K(X, Z)`` and V of shape (m,) or (m, t): one fused pass over cache-sized
         blocks of C, never holding C; float64 result (the streamed product of
-        :func:`nystrom_bench.solvers.nystrom_cg`)."""
+        :func:`nystrom_bench.solvers.nystrom_cg`).
+
+        ``fused=True``: where the kernel has a row-fused pass (:meth:`_fused_fold`: the dense Gaussian with
+        compiled loops), each row of a block is used while it is in cache -- no block written out, cast to
+        float64 or read twice -- with the same float64 products and sums but another summation order (last
+        bits differ; False keeps the results of before).  Elsewhere it is the blocked pass."""
         V = np.asarray(V, dtype=np.float64)
         if V.shape[0] != n_rows(as_2d(Z, "Z")):
             raise ValueError(f"V has {V.shape[0]} rows, K(X, Z) has {n_rows(Z)} columns")
+        out = self._fused_fold(X, Z, "gram", V) if fused else None
+        if out is not None:
+            return out
         return self._fold(X, Z, V.shape, lambda sl, blk: blk.T @ (blk @ V))
 
-    def t_mv(self, X, Z, Y):
-        """``C^T Y`` for ``C = K(X, Z)`` and Y of shape (n,) or (n, t), streamed like :meth:`gram_mv`."""
+    def t_mv(self, X, Z, Y, fused=False):
+        """``C^T Y`` for ``C = K(X, Z)`` and Y of shape (n,) or (n, t), streamed like :meth:`gram_mv` (``fused``
+        as there)."""
         Y = np.asarray(Y, dtype=np.float64)
         if Y.shape[0] != n_rows(as_2d(X)):
             raise ValueError(f"Y has {Y.shape[0]} rows, K(X, Z) has {n_rows(X)}")
+        out = self._fused_fold(X, Z, "t", Y) if fused else None
+        if out is not None:
+            return out
         return self._fold(X, Z, (n_rows(as_2d(Z, "Z")),) + Y.shape[1:], lambda sl, blk: blk.T @ Y[sl])
+
+    def _fused_fold(self, X, Z, which, M):
+        """The row-fused ``C^T (C M)`` (``which="gram"``) or ``C^T M`` (``"t"``), or None where this kernel has
+        none (then the blocked pass runs)."""
+        return None
 
     def column_sq_norms(self, X):
         """``||K[:, j]||_2^2`` for every column j of K(X, X), in O(n) extra memory per thread."""

@@ -158,6 +158,55 @@ class Gaussian(Kernel):
             np.dot(Xa, Ya.T, out=E)
             tile(E, out, r0, 0)
 
+    def _fused_fold(self, X, Z, which, M):
+        """Row-fused streamed products (``Kernel.gram_mv(..., fused=True)``, ``t_mv``): per tile of rows the
+        augmented GEMM into a per-thread scratch, then one compiled pass per row (``_fastexp_numba.gram_tile_*``
+        / ``t_tile_*``): its exp in place and at once its products with the row (u = k_i . v, then
+        acc += u k_i; or acc += y_i k_i) in float64, while the row is in L1/L2.  None (the blocked pass runs)
+        for sparse or thin blocks, without the compiled exp for this dtype, or for a counting kernel."""
+        if getattr(self, "_counts_entries", False):
+            return None
+        nb = fastexp.compiled(self.dtype)
+        if nb is None:
+            return None
+        X, Z, aux = self._prepare(X, Z)
+        kind, Ya, shift = aux
+        if kind != "gemm":
+            return None
+        M = np.asarray(M, dtype=np.float64)
+        M2 = M[:, None] if M.ndim == 1 else M
+        m, p, dt = n_rows(Z), Ya.shape[1], self.dtype
+        f32 = dt == np.float32
+        tile_fn = (nb.gram_tile_f32 if f32 else nb.gram_tile_f64) if which == "gram" else \
+            (nb.t_tile_f32 if f32 else nb.t_tile_f64)
+        VT = np.ascontiguousarray(M2.T) if which == "gram" else None
+        rows = max(1, TILE_BYTES // (dt.itemsize * max(m, p)))
+        parts, local = [], threading.local()
+
+        def work(sl):
+            acc = getattr(local, "acc", None)
+            if acc is None:
+                acc = local.acc = np.zeros((M2.shape[1], m))
+                parts.append(acc)
+            Xb = X[sl]
+            nr = n_rows(Xb)
+            step = min(rows, nr)
+            E_buf, Xa_buf = _scratch("tile", step * m, dt), _scratch("aug", step * p, dt)
+            for r0 in range(0, nr, step):
+                r1 = min(r0 + step, nr)
+                xr = Xb[r0:r1] if shift is None else Xb[r0:r1] - shift
+                Xa = Xa_buf[: (r1 - r0) * p].reshape(r1 - r0, p)
+                Xa[:, :-2] = xr
+                Xa[:, -2] = 1.0
+                Xa[:, -1] = np.einsum("ij,ij->i", xr, xr)
+                E = E_buf[: (r1 - r0) * m].reshape(r1 - r0, m)
+                np.dot(Xa, Ya.T, out=E)
+                tile_fn(E, VT if VT is not None else M2[sl.start + r0: sl.start + r1], acc)
+
+        self._for_blocks(X, Z, aux, work)
+        out = np.sum(parts, axis=0).T if parts else np.zeros((m, M2.shape[1]))
+        return out[:, 0].copy() if M.ndim == 1 else np.ascontiguousarray(out)
+
     def diag(self, X):
         return np.ones(n_rows(as_2d(X)))
 
