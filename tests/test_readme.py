@@ -135,6 +135,20 @@ def test_extending_sampler_example_runs_and_picks_the_farthest_points():
     assert model.predict(X2).shape == (80,)
 
 
+def test_extending_data_set_example_is_a_valid_entry_that_loads(monkeypatch):
+    """The Extending page's datasets.yaml entry passes the registry's checks and its source gives the rows,
+    features and classes it declares."""
+    from nystrom_bench.data import catalog, sources
+
+    (name, entry), = yaml.safe_load(next(b for b in _blocks("yaml") if "digits38:" in b)).items()
+    catalog._validate_entry(name, entry)
+    assert name not in catalog.available()
+    real = sources.info
+    monkeypatch.setattr(sources, "info", lambda n: entry if n == name else real(n))
+    X, y = sources.obtain(name)
+    assert X.shape == (357, 64) and sorted(set(y.tolist())) == [0, 1]
+
+
 def _slug(heading):
     """GitHub's anchor of a Markdown heading."""
     text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
