@@ -123,3 +123,18 @@ def test_held_out_stop_needs_a_cg_fit_and_matching_points():
         HeldOutStop(kernels.make("gaussian"), X[:5], Xv, yv[:-1])
     with pytest.raises(ValueError, match="patience >= 1"):
         HeldOutStop(kernels.make("gaussian"), X[:5], Xv, yv, patience=0)
+
+
+def test_falkon_preconditioner_by_lauum_solves_the_same_system(monkeypatch):
+    """T T^T by LAPACK's triangular product (m >= LAUUM_MIN_M) or by T @ T.T: the same iterates to round-off."""
+    from nystrom_bench import solvers
+
+    X, Z, rng = _data(n=1200, m=40, d=4, seed=4)
+    y = np.cos(X[:, 1]) + 0.1 * rng.normal(size=1200)
+    k = kernels.make("gaussian", gamma=0.2)
+    monkeypatch.setattr(solvers, "LAUUM_MIN_M", 10**9)
+    a = nystrom_cg(X, k, Z, y, 1e-2, tol=1e-10, max_iter=200)
+    monkeypatch.setattr(solvers, "LAUUM_MIN_M", 1)
+    b = nystrom_cg(X, k, Z, y, 1e-2, tol=1e-10, max_iter=200)
+    assert abs(a["n_iter"] - b["n_iter"]) <= 2  # round-off moves the step that crosses tol
+    np.testing.assert_allclose(b["beta"], a["beta"], rtol=1e-8, atol=1e-10 * np.abs(a["beta"]).max())

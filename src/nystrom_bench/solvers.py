@@ -104,6 +104,12 @@ class _Gram:
         return out
 
 
+#: FALKON's ``T T^T`` by LAPACK's ``dlauum`` (a third of SYRK's flops) from this many landmarks on: measured at
+#: m = 3,000 (one thread) 0.22 s against 0.52 s, the two Cholesky factorisations 0.38 s each; at m = 10^4 the
+#: three steps are about 2.6 passes over the data of n = 10^6 before, 2 after.  Below it ``T @ T.T`` as before,
+#: so the smaller fits (every default-config one) keep their results bit for bit.
+LAUUM_MIN_M = 2000
+
 #: the preconditioners of :func:`nystrom_cg`
 PRECONDITIONERS = ("falkon", "gram")
 
@@ -263,7 +269,12 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
         W.flat[:: m + 1] += jitter * m
         T = linalg.cholesky(W, lower=False, overwrite_a=True, check_finite=False)
         del W
-        inner = T @ T.T
+        if m >= LAUUM_MIN_M:  # LAPACK's triangular product: m^3 / 3 flops, where numpy's T @ T.T (SYRK) does m^3
+            inner, info = linalg.lapack.dlauum(T, lower=0)
+            if info:
+                raise linalg.LinAlgError(f"nystrom_cg: LAPACK dlauum failed (info={info})")
+        else:
+            inner = T @ T.T
         inner *= n / m
         inner.flat[:: m + 1] += alpha
         A = linalg.cholesky(inner, lower=False, overwrite_a=True, check_finite=False)
