@@ -28,6 +28,7 @@ LAYERS = [
     {"report"},
     {"claims"},
     {"findings"},
+    {"html_report"},  # the Snakemake HTML report's figures and captions (reads findings' answer records)
     {"sections"},
     {"studies"},
     {"config"},
@@ -90,7 +91,7 @@ def test_the_walker_sees_imports_inside_functions(tmp_path):
 # -- the generic layers never name a study kind or its labels (issue 38) ------------------------------------
 #: the generic layers: the services, the study layer's bases and what plans and runs the studies; the kinds'
 #: own code is in studies/<kind>/ (``advise`` is a mini-study of its own on the library, no reader of the kinds)
-GENERIC = {"methods", "sections", "studies", "tracking_layout", "stats", "tracking", "report", "claims", "findings",
+GENERIC = {"methods", "sections", "studies", "tracking_layout", "stats", "tracking", "report", "claims", "findings", "html_report",
            "results", "config", "jobs", "cli"}
 #: words that are a kind's label and also a generic word of these layers, each with what it means there
 SAME_WORD = {
