@@ -84,7 +84,10 @@ Guarantees
   (``WorkflowTypeContext``: the URL parameter ``workflowType``, else the browser's local storage
   ``mlflow.workflowType``, else ``genai``) and not from the ``mlflow.experimentKind`` tag, so a link
   without ``?workflowType=machine_learning`` opens the GenAI overview; :func:`ui_link` gives the link to
-  a study's runs table.
+  a study's runs table, with ``viewStateShareKey`` naming the experiment's saved view (MLflow 3.17's
+  *Saved views*, the experiment tag :data:`~nystrom_bench.tracking_layout.VIEW_TAG` written by
+  :func:`log_job`: the headline metric and setting columns, the charts' X axis the curve coord;
+  :func:`nystrom_bench.tracking_layout.view`).
 """
 
 from __future__ import annotations
