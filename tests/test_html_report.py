@@ -44,8 +44,11 @@ def test_select_takes_every_answer_when_none_is_a_headline_and_one_other_figure(
 
 
 def test_select_falls_back_to_the_first_plain_figure_and_never_to_nothing():
-    figs = [{"file": "cd_x.png", "kind": "cd", "metric": "x"}, {"file": "gap_c_ree.png", "kind": "figure"},
-            {"file": "gap_c_ipe.png", "kind": "figure"}]
+    figs = [{"file": "cd_x.png", "kind": "cd", "metric": "x"}, {"file": "criterion_c_ree.png", "kind": "figure"},
+            {"file": "criterion_c_ipe.png", "kind": "figure"}]
+    assert [f["file"] for f in html_report.select(figs, [_record("relative_gap")])] == ["criterion_c_ree.png"]
+    # a file name with the metric's last word: that figure, not the first
+    figs += [{"file": "gap_c_ree.png", "kind": "figure"}]
     assert [f["file"] for f in html_report.select(figs, [_record("relative_gap")])] == ["gap_c_ree.png"]
     only_cd = [{"file": "cd_a.png", "kind": "cd", "metric": "a"}, {"file": "cd_b.png", "kind": "cd", "metric": "b"}]
     assert [f["file"] for f in html_report.select(only_cd, [])] == ["cd_a.png"]

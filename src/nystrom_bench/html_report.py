@@ -40,11 +40,14 @@ def _headline_metrics(records):
 
 def _figure_metric(fig, metrics):
     """A figure's metric: its ``metric`` entry, else the longest of ``metrics`` its file name starts with
-    (a study section's own figures, e.g. ``trace_error_vs_m_median.png``), else None."""
+    (a study section's own figures, e.g. ``trace_error_vs_m_median.png``), else the first of ``metrics``
+    whose last word is a word of the file name (``gap_c_ree.png``: ``relative_gap``), else None."""
     if fig.get("metric"):
         return fig["metric"]
     stem = Path(fig["file"]).stem
-    return next((m for m in sorted(metrics, key=len, reverse=True) if stem.startswith(m)), None)
+    by_prefix = next((m for m in sorted(metrics, key=len, reverse=True) if stem.startswith(m)), None)
+    words = stem.split("_")
+    return by_prefix or next((m for m in metrics if m.split("_")[-1] in words), None)
 
 
 def select(figures, records):
