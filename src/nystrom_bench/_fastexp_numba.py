@@ -31,7 +31,9 @@ of them give the same value bit for bit (branch-free, contraction only):
   columns, straight from the differences (one pass over X, no augmented copy; exact 1 at x_i = y_j): per
   chunk of 256 rows the squared distances (scalar sums, each in four partial sums), then their exp as
   one vectorised loop; the float32
-  variant stores the float64 result rounded once.
+  variant stores the float64 result rounded once;
+- ``gram_tile_f64`` / ``_f32``, ``t_tile_f64`` / ``_f32``: a GEMM tile's exp in place (``exp_nonpos``'s loop)
+  and at once its rows' float64 products for the streamed ``C^T (C V)`` and ``C^T Y`` (see the section below).
 """
 
 from __future__ import annotations

@@ -16,7 +16,12 @@ so ``P = (n / m) W^2 + alpha W`` approximates H.  With ``T`` the upper Cholesky 
     P = T^T ((n / m) T T^T + alpha I) T = T^T A^T A T,   P^{-1} = B B^T,   B = T^{-1} A^{-1},
 
 and CG runs on the well-conditioned ``B^T H B gamma = B^T C^T y``, ``beta = B gamma`` -- each
-iteration one pass over the data and four m x m triangular solves.
+iteration one pass over the data and four m x m triangular solves.  With C streamed, each pass is row-fused
+(``Kernel.gram_mv(..., fused=True)``: per tile the GEMM, then exp, ``K v`` and ``K^T u`` four rows at a time
+in cache); measured at n = 2 10^5, m = 4,000, d = 90, float32, one thread, CPU time, A/B in one process on a
+loaded machine: 51.0 s -> 39.1 s for the same 15 iterations, 2.04x -> 1.56x the GEMM time of the passes.
+:class:`HeldOutStop` stops the iterations on held-out error instead (15 -> 13 iterations at that size, test
+RMSE +5e-5 relative).
 
 ``preconditioner="gram"`` uses the system's own Cholesky factor instead (one O(n m^2) pass for
 ``C^T C``): with float32 kernel blocks this is the float32 direct solve refined by CG against the

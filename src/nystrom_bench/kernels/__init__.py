@@ -7,7 +7,8 @@ Every kernel is a small object with
 - ``kern.diag(X)`` -- ``k(x_i, x_i)`` without forming any matrix;
 - ``kern.mmv(X, Y, v)`` -- ``K(X, Y) @ v`` without ever holding ``K(X, Y)``;
 - ``kern.column_sq_norms(X)`` -- ``||K[:, j]||^2`` for all j, O(n) memory;
-- ``kern.gram_mv(X, Z, V)`` -- ``C^T (C V)`` with ``C = K(X, Z)``, one fused pass, C never held.
+- ``kern.gram_mv(X, Z, V)`` -- ``C^T (C V)`` with ``C = K(X, Z)``, one fused pass, C never held
+  (``fused=True``: the Gaussian's row-fused pass, each row used while in cache).
 
 Precision: ``kern.astype("float32")`` (or ``make(..., dtype="float32")``) evaluates the blocks in
 float32 -- the GEMM and the exp, both about twice as fast as in float64 (the exp of a block is
