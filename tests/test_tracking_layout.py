@@ -140,15 +140,16 @@ def test_descriptions_name_no_parent_runs():
 
 def test_the_saved_view_shows_the_headline_metrics_the_method_settings_and_charts_over_the_coord():
     rows = layout.rows_from_frame(results.frame("cons", _rows(), COORDS), COORDS)
-    for r in rows:  # a method setting (differs between the methods of a data set and seed), a data property
-        r["params"]["sampler"] = r["method"]
+    for r in rows:  # a method setting (differs between the methods of a data set and seed), a data property,
+        r["params"]["sampler"] = r["method"]  # an outcome selected per seed
         r["params"]["n_train"] = 100
+        r["params"]["best_lambda"] = r["seed"] + (r["method"] == "mcm")
     plans = layout.plan("cons", rows, COORDS)
     state = layout.view(plans, {"relative_gap": ("Relative gap", True), "seconds": ("Time", True)})
     cols = state["selectedColumns"]  # the metrics in the order named, each criterion's mean column
     assert set(cols[:2]) == {"metrics.`mean/criterion:c_ree/relative_gap`", "metrics.`mean/criterion:c_ipe/relative_gap`"}
     assert set(cols[2:4]) == {"metrics.`mean/criterion:c_ree/seconds`", "metrics.`mean/criterion:c_ipe/seconds`"}
-    assert cols[4:] == ["params.`sampler`"]  # not n_train (a data property), not the identity
+    assert cols[4:] == ["params.`sampler`"]  # not n_train, not best_lambda, not the identity
     assert state["globalLineChartConfig"] == {"xAxisKey": "metric", "lineSmoothness": 0,
                                               "selectedXAxisMetricKey": "log2_gamma"}
     # no metrics named: every metric, in the order logged; single values where there is no curve
@@ -156,6 +157,11 @@ def test_the_saved_view_shows_the_headline_metrics_the_method_settings_and_chart
     state = layout.view(layout.plan("cons", flat, ()))
     assert set(state["selectedColumns"][:2]) == {"metrics.`relative_gap`", "metrics.`seconds`"}
     assert state["globalLineChartConfig"]["xAxisKey"] == "step"
+    # single values under the other coords' prefixes (a study without a curve, e.g. selection per criterion)
+    flat = [{**r, "coords": {"criterion": r["coords"]["criterion"]}} for r in rows if r["coords"]["log2_gamma"] == -3]
+    state = layout.view(layout.plan("cons", flat, ("criterion",)), {"relative_gap": ("Relative gap", True)})
+    assert set(state["selectedColumns"]) == {"metrics.`criterion:c_ree/relative_gap`",
+                                             "metrics.`criterion:c_ipe/relative_gap`", "params.`sampler`"}
     env = json.loads(layout.view_envelope(state, 2000.0, created_ms=1000))
     assert env == {"name": layout.VIEW_NAME, "createdAt": 1000, "updatedAt": 2000,
                    "state": json.dumps(state, sort_keys=True)}

@@ -406,26 +406,31 @@ def _column(kind, key):
 def _headline_keys(plans, metrics):
     """The metric keys of the runs table's headline columns: for each of ``metrics`` (in order; default:
     every metric), the run's ``mean/`` keys of it, else its single-valued keys, the other coords'
-    prefixes kept (``mean/criterion:c_ree/relative_gap``)."""
+    prefixes kept (``mean/criterion:c_ree/relative_gap``, ``criterion:c_ree/test_mse``)."""
     keys = list(dict.fromkeys(k for p in plans for k, _, _ in p["metrics"]))
     names = list(metrics or dict.fromkeys(k.rsplit("/", 1)[-1] for k in keys if not k.startswith(MEAN)
                                            and not k.rsplit("/", 1)[-1].startswith(PARAM_LEAF)))
     out = []
     for name in names:
         means = [k for k in keys if k.startswith(MEAN) and k.rsplit("/", 1)[-1] == name]
-        out += means or [k for k in keys if k == name]
+        single = [k for k in keys if k.rsplit("/", 1)[-1] == name and not k.startswith(MEAN)]
+        out += means or single
     return out
 
 
 def _setting_params(plans):
     """The params that tell a job's methods apart: those with two values (or one and none) among the runs of
-    one data set and seed -- method settings, not data properties (``n_train``) or identity."""
+    one data set, kernel and seed, and one value over the seeds of a method -- method settings, not data
+    properties (``n_train``), outcomes selected per seed (a chosen lambda) or identity."""
     ident = {"study", "dataset", "method", "kernel", "seed"}
-    groups = {}
+    across, per_method = {}, {}
     for p in plans:
-        groups.setdefault((p["params"].get("dataset"), p["params"].get("seed")), []).append(p["params"])
+        q = p["params"]
+        across.setdefault((q.get("dataset"), q.get("kernel"), q.get("seed")), []).append(q)
+        per_method.setdefault((q.get("dataset"), q.get("kernel"), q.get("method")), []).append(q)
     names = list(dict.fromkeys(k for p in plans for k in p["params"] if k not in ident and "/" not in k))
-    return [n for n in names if any(len({g.get(n) for g in runs}) > 1 for runs in groups.values())]
+    return [n for n in names if any(len({g.get(n) for g in runs}) > 1 for runs in across.values())
+            and all(len({g.get(n) for g in runs}) == 1 for runs in per_method.values())]
 
 
 def view(plans, metrics=None):
