@@ -138,3 +138,15 @@ def test_falkon_preconditioner_by_lauum_solves_the_same_system(monkeypatch):
     b = nystrom_cg(X, k, Z, y, 1e-2, tol=1e-10, max_iter=200)
     assert abs(a["n_iter"] - b["n_iter"]) <= 2  # round-off moves the step that crosses tol
     np.testing.assert_allclose(b["beta"], a["beta"], rtol=1e-8, atol=1e-10 * np.abs(a["beta"]).max())
+
+
+def test_held_out_stop_leaves_a_fit_that_met_the_residual_unchanged():
+    """When the residual rule stops CG first, the final iterate is kept (it was never checked on held-out data)."""
+    from nystrom_bench.learners import KRR
+
+    X, y, Xv, yv = _krr_data(n=800, n_val=100)
+    kw = dict(gamma=0.5, alpha=1.0, n_components=50, random_state=0, solver="cg", cg_tol=0.05)  # 4 iterations
+    plain, early = KRR(**kw).fit(X, y), KRR(**kw).fit(X, y, cg_eval_set=(Xv, yv))
+    assert early.n_iter_ == plain.n_iter_ == len(early.cg_eval_history_) + 1
+    np.testing.assert_array_equal(early.coef_, plain.coef_)
+    assert not hasattr(KRR(**kw).fit(X, y), "cg_eval_history_")

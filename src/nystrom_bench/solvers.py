@@ -230,8 +230,8 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
     -------
     dict
         ``beta`` (m, t), ``intercept`` (t,), ``n_iter``, ``residuals`` (relative, per iteration, the
-        worst column), ``stored`` (whether C was held).  The residual is not monotone -- only the
-        error's energy norm is -- and can rise several-fold for 20 iterations before it falls again
+        worst column), ``stored`` (whether C was held), ``stopped`` (whether ``callback`` stopped it).
+        The residual is not monotone -- only the error's energy norm is -- and can rise several-fold for 20 iterations before it falls again
         (measured at n = 5e4, m = 1,000, alpha / n = 1e-6, float64 and float32 alike), so the last
         iterate is returned.
     """
@@ -359,4 +359,5 @@ def nystrom_cg(X, kernel, Z, Y, alpha, *, center=False, max_iter=100, tol=1e-6, 
                       "solver='direct'", ConvergenceWarning, stacklevel=2)
     beta = B(g)
     intercept = y_mean - gram.mean @ beta if center else np.zeros(Y2.shape[1])
-    return {"beta": beta, "intercept": intercept, "n_iter": it, "residuals": residuals, "stored": gram.C is not None}
+    return {"beta": beta, "intercept": intercept, "n_iter": it, "residuals": residuals, "stored": gram.C is not None,
+            "stopped": stopped}
