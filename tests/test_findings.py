@@ -329,3 +329,13 @@ def test_every_reader_renders_the_same_record(tmp_path):
     lines = findings.answer_lines([r for r in records if r["study"] == "clf"])
     assert [a["question"] for a in lines] == [Q["sampler"]["question"], Q["exact"]["question"]]
     assert findings.answer_text(sampler) in lines[0]["lines"]
+
+
+def test_the_ranking_words_count_data_sets_as_data_sets_when_kernels_split_them():
+    """The samplers study ranks over 38 (data set, kernel width) groups of 20 data sets: never "38 data sets"."""
+    from nystrom_bench import findings as fnd
+
+    split = fnd._over({"groups": ["dataset", "kernel"], "n_groups": 38, "n_datasets": 20})
+    assert "38 data sets" not in split and "38 (data set and kernel) groups of 20 data sets" in split
+    one_kernel = fnd._over({"groups": ["dataset", "kernel"], "n_groups": 5, "n_datasets": 5})
+    assert one_kernel.endswith("then over the 5 data sets")

@@ -652,7 +652,10 @@ def _ranking_text(r, top=None):
 
 def _over(r):
     """How a record's mean ranks were taken, in words."""
-    per = " and ".join("data set" if g == "dataset" else g for g in r["groups"] if g != "kernel") or "data set"
+    # the kernel is named only where it splits a data set into more groups (several widths per data set)
+    several = r["n_groups"] > r.get("n_datasets", r["n_groups"])
+    per = " and ".join("data set" if g == "dataset" else g for g in r["groups"]
+                       if g != "kernel" or several) or "data set"
     if r["n_groups"] <= 1:
         return "ranked within each seed and grid point of its one data set, averaged"
     return (f"ranked within each seed and grid point, averaged per {per}, then over the {r['n_groups']} "
