@@ -63,7 +63,7 @@ def test_missing_keel_file_is_reported_before_any_job(monkeypatch):
 
 GNKR = {"studies": {"g": {
     "kind": "gnkr", "datasets": ["gnkr_f1"], "seeds": [0], "kernels": {"G": {"kernel": "gaussian"}},
-    "methods": {"US": {"sampler": "uniform"}}, "reference": "US", "params": {"n_landmarks": [10]},
+    "methods": {"US": {"sampler": "uniform"}}, "reference": "US", "params": {"n_components": [10]},
 }}}
 
 
@@ -73,8 +73,10 @@ GNKR = {"studies": {"g": {
     ({"lambda_grid": []}, r"parameter 'lambda_grid': \[\] should be non-empty"),
     ({"validation_fraction": 1.0}, r"parameter 'validation_fraction': 1.0 is greater than or equal to the maximum"),
     ({"standardize_target": "yes"}, r"parameter 'standardize_target': 'yes' is not of type 'boolean'"),
-    ({"n_landmarks": 0}, r"parameter 'n_landmarks': 0 is less than the minimum of 1"),
-    ({"n_landmarks": [10, 6000]}, r"studies.g.methods.US: 6000 landmarks, but 'gnkr_f1' has only 5000 training"),
+    ({"n_components": 0}, r"parameter 'n_components': 0 is less than the minimum of 1"),
+    ({"n_components": [10, 6000]}, r"studies.g.methods.US: 6000 landmarks, but 'gnkr_f1' has only 5000 training"),
+    ({"n_landmarks": [10]}, r"^studies.g.params: the parameter 'n_landmarks' was renamed 'n_components'; rename the "
+                            r"key$"),
 ])
 def test_gnkr_params_are_checked(params, match):
     c = copy.deepcopy(GNKR)
@@ -82,6 +84,23 @@ def test_gnkr_params_are_checked(params, match):
     with pytest.raises(ConfigError, match=match):
         check(c)
     assert "g" in check(copy.deepcopy(GNKR))
+
+
+def test_a_renamed_gnkr_param_passes_the_schema_to_the_message_that_names_its_new_name():
+    """Snakemake validates against config/schema.yaml before config.check runs: the schema lets the old key
+    through (else jsonschema's 'additional properties' error, which names no new key, would come first)."""
+    import jsonschema
+    import yaml
+
+    from nystrom_bench.config import workflow_schema
+
+    schema = workflow_schema(yaml.safe_load((Path(__file__).resolve().parents[1] / "config/schema.yaml").read_text()))
+    c = copy.deepcopy(GNKR)
+    c["studies"]["g"]["params"] = {"n_landmarks": [10]}
+    jsonschema.validate(c, schema)
+    c["studies"]["g"]["params"] = {"n_landmark": [10]}  # a typo is still the schema's error
+    with pytest.raises(jsonschema.ValidationError, match="n_landmark"):
+        jsonschema.validate(c, schema)
 
 
 def test_gnkr_rejects_kernel_keys_it_does_not_use():

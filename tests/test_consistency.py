@@ -51,7 +51,7 @@ def test_rows_follow_the_papers_settings_and_original_equals_a_dense_criterion()
             gap = abs(r["metrics"]["criterion_approx"] - ree) / ree
             assert r["metrics"]["relative_gap"] == pytest.approx(gap, rel=1e-9, abs=1e-15)
     u = by[("uniform", -1, "c_ree")]["params"]
-    assert u["n_landmarks"] == round(0.2 * 173) and u["rank"] == 20 and u["mu"] == 0.005
+    assert u["n_components"] == round(0.2 * 173) and u["rank"] == 20 and u["mu"] == 0.005
     assert by[("adapt_kumar", -1, "c_ree")]["params"]["sampler_options"] == {"s": round(0.1 * round(0.2 * 173))}
     assert by[("mcm", -1, "c_ree")]["params"]["levels"] == 3
     assert by[("original", -4, "c_ree")]["metrics"]["relative_gap"] == 0.0
@@ -123,6 +123,9 @@ def test_curve_stats_argmin_and_spearman():
     ({"methods": {"x": {"sampler": "nope"}}}, "unknown sampler 'nope'"),
     ({"methods": {"x": {"rank": 0}}}, "option 'rank': 0 is less than the minimum of 1"),
     ({"methods": {"x": {"approximation": "exact", "rank": 5}}}, r"unknown key\(s\) \['rank'\]"),
+    ({"methods": {"x": {"n_landmarks": 10}}}, r"^studies.consistency.methods.x: the key 'n_landmarks' was renamed "
+                                              r"'n_components'; rename the key$"),
+    ({"methods": {"x": {"n_components": 10 ** 4}}}, "10000 landmarks, but 'bupa' has only"),
     ({"params": {"log2_gammas": []}}, "log2_gammas"),
     ({"params": {"criteria": ["loo"]}}, "parameter 'criteria': 'loo' is not one of"),
     ({"params": {"train_sizes": [100, 400]}}, "has only 345 rows"),

@@ -8,7 +8,7 @@ from nystrom_bench.config import check
 
 CFG = {"seeds": [0], "kernels": {"G": {"kernel": "gaussian"}, "E": {"kernel": "epanechnikov"}},
        "methods": {"US": {"sampler": "uniform"}, "CS": {"sampler": "column_norm"}}, "scaling": "none",
-       "params": {"n_landmarks": [40], "sigma_grid": [0.1, 1.0], "lambda_grid": [1e-9, 1e-5],
+       "params": {"n_components": [40], "sigma_grid": [0.1, 1.0], "lambda_grid": [1e-9, 1e-5],
                   "validation_fraction": 0.25}}
 
 
@@ -23,7 +23,7 @@ def _half_split(name, n, noise_seed=None):
 def test_gnkr_study_rows_protocols_and_tables():
     st = studies.get("gnkr")
     X, y, splits = _half_split("gnkr_f2", 800, noise_seed=0)
-    cfg = {**CFG, "params": {**CFG["params"], "n_landmarks": [20, 40]}}
+    cfg = {**CFG, "params": {**CFG["params"], "n_components": [20, 40]}}
     rows = st.run("gnkr", cfg, "gnkr_f2", X, y, splits)
     assert {r["method"] for r in rows} == {"US", "CS"} and {r["kernel"] for r in rows} == {"G", "E"}
     assert sorted({r["coords"]["m"] for r in rows}) == [20, 40] and len(rows) == 2 * 2 * 2

@@ -39,7 +39,7 @@ def test_classification_rows_share_one_fit_and_recompute_from_the_public_api():
     for m in ("uniform", "kmeans"):
         for ratio in PARAMS["ratios"]:
             gsa, lla = by[(m, ratio, "gsa")], by[(m, ratio, "lla")]
-            assert gsa["params"] == lla["params"] and gsa["params"]["n_landmarks"] == round(ratio * p["n_train"])
+            assert gsa["params"] == lla["params"] and gsa["params"]["n_components"] == round(ratio * p["n_train"])
             assert gsa["metrics"]["fit_time"] == lla["metrics"]["fit_time"]  # one training for both
             assert 0 < gsa["metrics"]["rel_error"] and 0 < lla["metrics"]["rel_error"] < 1.5
     # a row from the public API: the split, the tuned values, the trial's stream
@@ -47,7 +47,7 @@ def test_classification_rows_share_one_fit_and_recompute_from_the_public_api():
     ex = NuSVM(gamma=p["gamma"], nu=p["nu"], approximation="exact").fit(sp.X_train, sp.y_train)
     assert ex.score(sp.X_test, sp.y_test) == pytest.approx(exact["metrics"]["test_accuracy"])
     row = by[("kmeans", 0.2, "lla")]
-    model = NuSVM(gamma=p["gamma"], nu=p["nu"], sampler="kmeans", n_components=row["params"]["n_landmarks"],
+    model = NuSVM(gamma=p["gamma"], nu=p["nu"], sampler="kmeans", n_components=row["params"]["n_components"],
                   random_state=seeding.rng(0, "integration", "wine")).fit(sp.X_train, sp.y_train)
     assert integration.approximation_error(ex, model, mode="lla") == pytest.approx(row["metrics"]["rel_error"],
                                                                                    rel=1e-9)
@@ -104,7 +104,7 @@ def test_regression_rows_gsa_lla_ncr_and_ncr_equals_lla():
     assert by["exact"]["params"]["learner"] == "KRR" and by["exact"]["params"]["alpha"] in PARAMS["alphas"]
     assert by["ncr"]["metrics"]["rel_error"] == pytest.approx(by["lla"]["metrics"]["rel_error"], rel=1e-6)
     assert by["ncr"]["metrics"]["test_mse"] == pytest.approx(by["lla"]["metrics"]["test_mse"], rel=1e-6)
-    assert by["gsa"]["params"]["n_landmarks"] == by["lla"]["params"]["n_landmarks"] == round(0.1 * 309)
+    assert by["gsa"]["params"]["n_components"] == by["lla"]["params"]["n_components"] == round(0.1 * 309)
     # test MSE is in units of the training targets' variance
     sp = data.load("diabetes", seed=0)
     mean, sd = sp.y_train.mean(), sp.y_train.std()
@@ -180,7 +180,7 @@ def _frame():
                             err = 10.0
                         rows.append({"dataset": ds, "method": m, "kernel": "g", "seed": seed,
                                      "coords": {"ratio": ratio, "integration": mode},
-                                     "params": {"n_landmarks": 10},
+                                     "params": {"n_components": 10},
                                      "metrics": {"rel_error": err, "test_accuracy": 0.8 if mode == "gsa" else 0.85,
                                                  "fit_time": 0.1, "predict_time": 0.01 if mode == "lla" else 0.05}})
     return pd.read_csv(_csv(results.frame("s", rows, studies.get("integration").coords)))

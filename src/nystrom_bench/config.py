@@ -93,7 +93,7 @@ def _check_block(sname, block, known_kinds, known_data):
                 raise ConfigError(
                     f"{where}.methods.{mname}: {max(too_many)} landmarks, but {ds!r} has only {n_train} training "
                     f"points; use at most {n_train} landmarks (a method's n_components, a gnkr block's "
-                    f"params.n_landmarks) or a larger data set")
+                    f"params.n_components) or a larger data set")
     ref = block.get("reference", study.reference_method)
     if ref is not None and ref not in block["methods"]:
         hint = ""
@@ -150,6 +150,8 @@ def _params_schema(kind):
             default = spec.pop("default")
             spec["description"] = (spec.get("description", "") + f" (default: {default!r})").strip()
         props[key] = spec
+    for old, new in kind.renamed_params.items():  # through to check(), whose message names the new key
+        props[old] = {"description": f"renamed {new!r} (the check before any job stops with a message that says so)"}
     return {"type": "object", "additionalProperties": False, "properties": props,
             "description": f"the parameters of study kind {kind.name!r}"}
 

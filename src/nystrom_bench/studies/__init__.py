@@ -184,6 +184,10 @@ class Study:
     block_cols = ("dataset", "kernel", "seed")
     #: ``params:`` key -> JSON schema with its ``default`` (None: any key, no defaults)
     params_schema = None
+    #: ``params:`` keys renamed: old name -> current name.  A config that still uses an old name stops before
+    #: any job with one message naming the current one (:meth:`check_params`; the workflow's schema lets the
+    #: old name through to that check, :func:`nystrom_bench.config.workflow_schema`)
+    renamed_params = {}
     #: kernel-spec keys besides ``kernel`` this study honours (None: every key the kernel takes)
     kernel_keys = None
     #: kernels this study can use (None: any)
@@ -229,7 +233,11 @@ class Study:
 
     def check_params(self, params):
         """Raise ValueError naming the problem if the study's ``params:`` block is invalid: unknown keys,
-        values outside ``params_schema`` (a kind adds what a schema cannot say)."""
+        values outside ``params_schema``, renamed keys (a kind adds what a schema cannot say)."""
+        renamed = [k for k in params if k in self.renamed_params]
+        if renamed:
+            raise ValueError("; ".join(f"the parameter {k!r} was renamed {self.renamed_params[k]!r}; rename the key"
+                                       for k in renamed))
         if self.known_params is not None:
             unknown = sorted(set(params) - set(self.known_params))
             if unknown:

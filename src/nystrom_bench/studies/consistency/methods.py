@@ -40,10 +40,16 @@ _RANK = {**_COUNT, "description": "k of OptApp and the Nystrom family (default: 
 _NYSTROM = {
     "sampler": {"type": "string", "default": "uniform", "description": "landmark sampler (nystrom_bench.sampling)"},
     "rank": _RANK,
-    "n_landmarks": {"anyOf": [_COUNT, {"type": "number", "exclusiveMinimum": 0, "maximum": 1}],
-                    "description": "a count, or a fraction of l (default: params.landmark_fraction)"},
+    "n_components": {"anyOf": [_COUNT, {"type": "number", "exclusiveMinimum": 0, "maximum": 1}],
+                     "description": "landmarks c: a count, or a fraction of l (default: params.landmark_fraction)"},
     "s": {**_COUNT, "description": "the adaptive samplers' round size (default: params.adaptive_fraction * c)"},
 }
+
+
+def library_options(opts):
+    """:meth:`Criterion.build`'s options as :func:`nystrom_bench.selection.criterion_values` takes them: the
+    rows and the configs say ``n_components`` (the estimators' name), the selection functions ``n_landmarks``."""
+    return {("n_landmarks" if k == "n_components" else k): v for k, v in opts.items()}
 
 
 def settings(params, y):
@@ -71,7 +77,7 @@ class Criterion(Method):
     def values(self, trial, X, y, gamma, common, opts):
         """``{criterion: (value, seconds)}`` of width ``gamma`` on this method's K~."""
         return selection.criterion_values(X, y, gamma, self.name, tuple(trial.params["criteria"]), seed=trial.rng,
-                                          **common, **opts)
+                                          **common, **library_options(opts))
 
     def estimator(self, trial):
         return _Values(self, trial)
@@ -130,17 +136,22 @@ class Nystrom(Criterion):
     name = "nystrom"
     options = _NYSTROM
 
+    def __init__(self, label, options):
+        if "n_landmarks" in options:  # the estimators' name for it, and what the rows record
+            raise ValueError("the key 'n_landmarks' was renamed 'n_components'; rename the key")
+        super().__init__(label, options)
+
     def check(self, params, block):
         check_sampler(self.opts["sampler"])
 
     def landmark_counts(self, params):
-        m = self.opts.get("n_landmarks")
+        m = self.opts.get("n_components")
         return [int(m)] if isinstance(m, int) else []
 
     def build(self, params, n, info):
         sampler = self.opts["sampler"]
-        c = selection.landmark_count(self.opts.get("n_landmarks", params["landmark_fraction"]), n)
-        opts = {"rank": int(self.opts.get("rank", params["k"])), "sampler": sampler, "n_landmarks": c}
+        c = selection.landmark_count(self.opts.get("n_components", params["landmark_fraction"]), n)
+        opts = {"rank": int(self.opts.get("rank", params["k"])), "sampler": sampler, "n_components": c}
         if sampler.startswith("adaptive"):
             opts["sampler_options"] = {"s": int(self.opts.get("s", max(1, round(params["adaptive_fraction"] * c))))}
         return opts

@@ -181,7 +181,7 @@ class Nystrom(_Sampled):
         return c, approx.landmark_operator(X, trial.kernel, c, sampler=self.opts["sampler"], seed=trial.rng).factor()
 
     def fitted(self, est, trial):
-        return {"n_landmarks": est.learner_}
+        return {"n_components": est.learner_}
 
 
 @register
@@ -245,7 +245,7 @@ class GenNystrom(_Sampled):
 
     def fitted(self, est, trial):
         gn = est.learner_
-        out = {"n_landmarks": gn.n_components_, "lam": gn.lam_, "beta": gn.beta_, "n_iter": gn.n_iter_}
+        out = {"n_components": gn.n_components_, "lam": gn.lam_, "beta": gn.beta_, "n_iter": gn.n_iter_}
         if trial.params["lambda_curve"]:
             X, y_unl = trial.split.X_train, trial.split.y_train[est.unl_]
             out["lambda_path"] = [[lam, gn.alignment_[lam], 100 * float(np.mean(est.classify(gn.transform(X, lam=lam))
@@ -269,7 +269,7 @@ class GenNystromMKL(_Sampled):
 
     def fitted(self, est, trial):
         mk = est.learner_
-        return {"n_landmarks": mk.n_components_, "lam": mk.lam_, "weights": [float(w) for w in mk.weights_]}
+        return {"n_components": mk.n_components_, "lam": mk.lam_, "weights": [float(w) for w in mk.weights_]}
 
 
 # -- the methods that see the labelled samples only --------------------------------------------------------

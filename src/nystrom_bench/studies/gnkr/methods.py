@@ -18,8 +18,8 @@ family("gnkr", key="sampler")
 
 
 def m_values(params):
-    """``params.n_landmarks`` (an int or a list of them) as a list of ints."""
-    m = params["n_landmarks"]
+    """``params.n_components`` (an int or a list of them) as a list of ints."""
+    m = params["n_components"]
     return [int(v) for v in (m if isinstance(m, list) else [m])]
 
 
@@ -77,7 +77,7 @@ class GNKRPath(Method):
         return _GNKRPath(trial, self.name)
 
     def record(self, est, trial):
-        return {"sampler": self.name, "kernel": trial.kernel.name, "n_landmarks": trial.coords["m"]}
+        return {"sampler": self.name, "kernel": trial.kernel.name, "n_components": trial.coords["m"]}
 
 
 @register

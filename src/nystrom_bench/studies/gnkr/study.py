@@ -75,9 +75,9 @@ class GNKRStudy(Study):
     kernel_keys_note = ": widths come from params.sigma_grid"
     default_scaling = "none"
     params_schema = {
-        "n_landmarks": {"oneOf": [{"type": "integer", "minimum": 1},
-                                  {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 1}}],
-                        "description": "landmark counts m (the coordinate)", "default": [300, 1000]},
+        "n_components": {"oneOf": [{"type": "integer", "minimum": 1},
+                                   {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 1}}],
+                         "description": "landmark counts m (the coordinate)", "default": [300, 1000]},
         "sigma_grid": _positive_list(SIGMA_GRID),
         "lambda_grid": _positive_list(LAMBDA_GRID),
         "extra_sigmas": {**_positive_list([]), "minItems": 0,
@@ -86,6 +86,7 @@ class GNKRStudy(Study):
         "standardize_target": {"type": "boolean", "description": "RMSE in units of the training targets' sd",
                                "default": False},
     }
+    renamed_params = {"n_landmarks": "n_components"}  # the estimators' name for the landmark count
     predicts = False
 
     def coord_grid(self, params, method, dataset):

@@ -156,7 +156,7 @@ class NystromMachine(Method):
         return (trial.coords["ratio"],) if classify(trial) else None  # the nu-SVM: one fit, GSA and LLA
 
     def record(self, est, trial):
-        out = {**exact_record(trial), "sampler": self.opts["sampler"], "n_landmarks": est.n_components}
+        out = {**exact_record(trial), "sampler": self.opts["sampler"], "n_components": est.n_components}
         if classify(trial):
             return {**out, "rank": int(est.n_components_), "n_support": len(est.support_)}
         return {**out, "rank": int(est.rank_ if hasattr(est, "rank_") else est.operator_.rank)}

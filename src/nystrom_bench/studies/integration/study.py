@@ -19,7 +19,7 @@ MSE of standardised targets), training and prediction time.  A row from the publ
 
     sp = data.load(dataset, seed=seed, scaling=scaling, split=params.get("split"))
     exact = NuSVM(gamma=params["gamma"], nu=params["nu"], approximation="exact").fit(sp.X_train, sp.y_train)
-    model = NuSVM(gamma=..., nu=..., sampler=params["sampler"], n_components=params["n_landmarks"],
+    model = NuSVM(gamma=..., nu=..., sampler=params["sampler"], n_components=params["n_components"],
                   random_state=seeding.rng(seed, study, dataset)).fit(sp.X_train, sp.y_train)
     integration.approximation_error(exact, model, mode=row_integration)
 """
