@@ -60,7 +60,7 @@ TINY = {
         "kernels": {"G": {"kernel": "gaussian"}, "E": {"kernel": "epanechnikov"}},
         "methods": {"US": {"sampler": "uniform"}, "CS": {"sampler": "column_norm"}},
         "reference": "US",
-        "params": {"n_landmarks": [20, 40], "sigma_grid": [0.5, 1.0], "lambda_grid": [1e-9, 1e-5],
+        "params": {"n_components": [20, 40], "sigma_grid": [0.5, 1.0], "lambda_grid": [1e-9, 1e-5],
                    "extra_sigmas": [2.0], "standardize_target": True},
     }, "consistency_tiny": {  # a kind with a split: override, two coords and figures of its own
         "kind": "consistency",
@@ -331,7 +331,7 @@ def test_consistency_and_selection_blocks(workdir):
     sp = data.load("bupa", seed=0, split=params["split"])
     y = (sp.y_train == int(params["positive_class"])) * 2.0 - 1.0
     again = selection.criterion_values(sp.X_train, y, params["gamma"], "nystrom", ("c_ree",), sampler="adaptive_ms",
-                                       n_landmarks=params["n_landmarks"], rank=params["rank"],
+                                       n_landmarks=params["n_components"], rank=params["rank"],
                                        sampler_options=params["sampler_options"],
                                        seed=seeding.rng(0, "consistency_tiny", "bupa"))
     assert again["c_ree"][0] == pytest.approx(row["criterion_approx"], rel=1e-12)
@@ -569,7 +569,7 @@ BAD_VALUES = [
     (("krr", "params", "alpha"), -1, r"(?s)-1 is less than or equal to the minimum of 0.*\['krr'\]\['params'\]\['alpha'\]"),
     (("krr", "methods", "nystrom_gsa", "n_components"), 5000,
      r"studies.krr.methods.nystrom_gsa: 5000 landmarks, but 'diabetes' has only 309 training points"),
-    (("gnkr_tiny", "params", "n_landmarks"), [20, 5000], r"5000 landmarks, but 'boston' has only"),
+    (("gnkr_tiny", "params", "n_components"), [20, 5000], r"5000 landmarks, but 'boston' has only"),
     (("gnkr_tiny", "kernels", "G", "gamma"), -1, r"studies.gnkr_tiny.kernels.G: gamma must be"),
     (("krr", "kernels", "gaussian", "sigma"), 0.3, r"give only one of gamma, sigma or b|at most one of"),
 ]
