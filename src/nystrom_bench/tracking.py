@@ -35,34 +35,20 @@ Layout
   experiment :data:`FINDINGS_EXPERIMENT` holds one such run with the summary PDF, ``FINDINGS.md`` and the
   claims ledger.
 
-No parent runs: MLflow 3.17's runs table folds child runs under their parent, and its chart view
-draws only the rows on show, so with a parent per job (or per data set x method) a fresh browser
-sees one row per job and empty charts (checked in headless Chromium); runs side by side draw at
-once, and the UI's "Group by" (data set, method, any param) groups them with aggregated values.
+No parent runs: MLflow 3.17's runs table folds child runs under their parent and its charts draw only
+the rows on show, so a parent per job would show a fresh browser one row per job and empty charts
+(checked in headless Chromium); "Group by" (data set, method, any param) groups runs side by side.
 
 Cost
 ----
 A configuration run is 4 calls, the fewest MLflow allows: ``create_run`` (with every tag) +
 ``log_batch`` (params and metrics; more batches only beyond 100 params or 1,000 entries) +
-``log_inputs`` + ``set_terminated``.  On a SQLite store each call is 1-5 transactions of MLflow's
-SqlAlchemyStore, and that is nearly all of the time: the samplers study of the default config (20
-jobs, 2,800 runs of 15 params and 30 metric points) took 296 s on a loaded 2-core machine, 97 ms a
-run (create 25, log_batch 44, log_inputs 15, set_terminated 13), searches 1 s; the previous version
-of this module, interleaved job by job (benchmarks/tracking_log.py), 340 s, its searches 15 s (at a
-lower load, 15 of the jobs: 141 s against 137 s, searches 0.4 s against 6.4 s).  Logging it again
-with nothing changed: 24 s against 38 s (6 s against 12 s).  A log_batch costs about 20 ms plus 0.35 ms an
-entry, so only fewer runs would cut the rest: one run per (data set, method, kernel) with the seeds
-as key prefixes (150 points, 75 params) took 0.32x the time of its five runs.  That is the samplers
-kind's grain now (``tracking_fold``, :mod:`~nystrom_bench.tracking_layout`, "Folded seeds"): its 19
-result files of a full default run (7,660 rows), interleaved job by job with the per-seed grain
-(benchmarks/tracking_log.py ``--fold seed``, 2-core machine shared with other work), 551 runs instead
-of 2,679 in 58.7 s against 155.5 s (0.38x; log_batch 44 ms a call against 23), again 56.0 s against
-158.4 s (0.35x); logging again with nothing changed 5.2 s
-against 10.3 s; both stores read back to the same table, params included.
-Against a tracking server each call is one request, and a job's runs
-go 4 side by side (through ``MlflowClient`` too, ``NYSTROM_BENCH_TRACKING_REST=0``:
-``MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT`` is set while logging, else ``set_terminated`` fetches the
-run again to print its link).
+``log_inputs`` + ``set_terminated``.  On a SQLite store nearly all of the time is MLflow's
+SqlAlchemyStore: about 97 ms a run (2-core machine), so only fewer runs cut it -- hence the samplers
+kind's folded seeds (0.38x the time).  The measurements: the docs' MLflow guide, "Cost and guarantees".
+Against a tracking server each call is one request, and a job's runs go 4 side by side (through
+``MlflowClient`` too, ``NYSTROM_BENCH_TRACKING_REST=0``: ``MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT`` is
+set while logging, else ``set_terminated`` fetches the run again to print its link).
 
 Guarantees
 ----------
@@ -80,14 +66,11 @@ Guarantees
   are deleted.  The experiment-creation race is handled by catching ``RESOURCE_ALREADY_EXISTS``.
 - Reading back: :func:`results_from_mlflow` turns a study's configuration runs into the tidy table of
   ``results/<study>/results.csv``.
-- The UI: MLflow 3.17's experiment page takes the experiment kind from the sidebar's workflow type
-  (``WorkflowTypeContext``: the URL parameter ``workflowType``, else the browser's local storage
-  ``mlflow.workflowType``, else ``genai``) and not from the ``mlflow.experimentKind`` tag, so a link
-  without ``?workflowType=machine_learning`` opens the GenAI overview; :func:`ui_link` gives the link to
-  a study's runs table, with ``viewStateShareKey`` naming the experiment's saved view (MLflow 3.17's
-  *Saved views*, the experiment tag :data:`~nystrom_bench.tracking_layout.VIEW_TAG` written by
-  :func:`log_job`: the headline metric and setting columns, the charts' X axis the curve coord;
-  :func:`nystrom_bench.tracking_layout.view`).
+- The UI: MLflow 3.17's experiment page opens the GenAI overview unless the link says
+  ``?workflowType=machine_learning`` (it ignores the ``mlflow.experimentKind`` tag); :func:`ui_link` gives
+  that link to a study's runs table with ``viewStateShareKey`` naming the experiment's saved view
+  (:data:`~nystrom_bench.tracking_layout.VIEW_TAG`, written by :func:`log_job`: headline metric and setting
+  columns, charts over the curve coord; :func:`nystrom_bench.tracking_layout.view`).
 """
 
 from __future__ import annotations
@@ -100,9 +83,11 @@ import random
 import time
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from unittest import mock
 
 from . import tracking_layout as layout
 from ._tracking_rest import RestClient, use_rest
+from .data.download import sha256_file as file_digest  # what marks a job's result file as logged
 from .results import ID_COLS, format_coord
 
 # the layout's public names, re-exported (this module's API before the layout had its own)
@@ -151,15 +136,6 @@ def _absolute(uri):
 
 def _remote(uri):
     return uri.startswith(("http://", "https://"))
-
-
-def file_digest(path):
-    """SHA-256 of a file's bytes (what marks a job's result file as logged)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 _TRANSIENT = ("locked", "busy", "temporarily", "connection", "timed out", "timeout", "deadlock",
@@ -256,19 +232,9 @@ def _tune_sqlite(client, db):
         log.info("SQLite store left at its default settings: %s", exc)
 
 
-@contextmanager
 def _quiet_links():
     """``set_terminated`` against a server without the ``runs/get`` MLflow makes to print the run's link."""
-    key = "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"
-    old = os.environ.get(key)
-    os.environ[key] = "true"
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = old
+    return mock.patch.dict(os.environ, {"MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"})
 
 
 @contextmanager
@@ -334,8 +300,9 @@ def _delete(client, runs):
     return len(runs)
 
 
-def _job_filter(job_key):
-    return f"tags.job_key = '{job_key}'"
+def _job_filter(job_key, level=None):
+    """The search filter of a job's runs (at ``level``, else all of them)."""
+    return f"tags.job_key = '{job_key}'" + (f" AND {_level_filter(level)}" if level else "")
 
 
 def _level_filter(level):
@@ -349,11 +316,11 @@ def _logged_job(client, exp_id, job_key, digest, keys):
     are read only when the job run says they are complete."""
     if digest is None:
         return None
-    jobs = _search_all(client, exp_id, f"{_job_filter(job_key)} AND {_level_filter('job')}")
+    jobs = _search_all(client, exp_id, _job_filter(job_key, "job"))
     if len(jobs) != 1 or jobs[0].data.tags.get(_DIGEST_TAG) != digest or jobs[0].data.tags.get(
             layout.LAYOUT_TAG) != LAYOUT:
         return None
-    runs = _search_all(client, exp_id, f"{_job_filter(job_key)} AND {_level_filter('config')}")
+    runs = _search_all(client, exp_id, _job_filter(job_key, "config"))
     ids = {r.data.tags.get("run_key"): r.info.run_id for r in runs}
     return [ids[k] for k in keys] if len(runs) == len(keys) and set(ids) == set(keys) else None
 
@@ -624,13 +591,3 @@ def ui_link(study, tracking_uri=None, ui=None):
     return (f"{ui.rstrip('/')}/#/experiments/{exp.experiment_id}/runs?workflowType=machine_learning"
             + (f"&viewStateShareKey={view}" if view else ""))
 
-
-if __name__ == "__main__":  # python -m nystrom_bench.tracking [tracking URI]: every study's runs-table link
-    import sys
-
-    from mlflow.tracking import MlflowClient
-
-    _uri = sys.argv[1] if len(sys.argv) > 1 else resolve_tracking_uri()
-    for _exp in sorted(MlflowClient(tracking_uri=_uri).search_experiments(), key=lambda e: e.name):
-        if _exp.name != "Default":
-            print(f"{_exp.name}: {ui_link(_exp.name, _uri)}")

@@ -54,6 +54,7 @@ class _Transient(Exception):
 
 
 def sha256_file(path):
+    """SHA-256 of a file's bytes, as hex (read in blocks)."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(CHUNK), b""):
