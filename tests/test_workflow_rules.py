@@ -3,9 +3,8 @@
 A claim gets a tested verdict only where one of its ``study:`` blocks ran, its ``datasets:`` (if any) are
 among that block's and -- for a rule comparing methods -- ``a`` and its rivals are among the block's
 methods; else the ledger says ``not run`` / ``not testable``.  This reads that off TINY and the paper files
-without running Snakemake (the workflow run is a module-scoped fixture of test_workflow.py, so another
-module using it would run the whole workflow a second time); :func:`rules_with_a_verdict` does the same on a real
-ledger, for test_workflow.py to call on ``results/claims.csv``.
+without running Snakemake (the workflow run, a session fixture of test_workflow.py, is not needed for it);
+:func:`rules_with_a_verdict` does the same on a real ledger, for test_workflow.py to call on ``results/claims.csv``.
 
 Today TINY's block names are the ``*_tiny`` ones, which no claim names, so only ``better`` and
 ``no_worse`` (the krr and krc claims) are evaluated: the coverage test is an expected failure until the
