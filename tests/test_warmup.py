@@ -143,8 +143,8 @@ def test_a_method_that_fails_on_the_slice_does_not_fail_the_job(monkeypatch):
         rows = _run("krr", name, block, log=log.logger)
     (line,) = log.warm()
     assert "1 failed on the slice: nystrom_gsa: ValueError: needs at least 100 rows" in line, line
-    # the slice's warnings are listed in the log line, not shown
-    assert "its warnings: UserWarning: few rows" in line and not [w for w in shown if "few rows" in str(w.message)]
+    # the slice's warnings are neither shown nor logged
+    assert "few rows" not in line and not [w for w in shown if "few rows" in str(w.message)]
     _assert_same_rows(rows, cold, "with a method failing in the warm-up")
 
     # a warm-up that fails as a whole (here: its slice) is logged and the job goes on
@@ -154,6 +154,22 @@ def test_a_method_that_fails_on_the_slice_does_not_fail_the_job(monkeypatch):
     (line,) = log.warm()
     assert "ZeroDivisionError" in line, line
     _assert_same_rows(rows, cold, "with a failing warm-up")
+
+
+def test_the_warm_up_logs_no_warning_the_real_fit_gives_itself():
+    """n_components above the training rows: the warm-up's fit on its slice clips it too, silently; the
+    job's log gets the warning once per real fit, from the real fit, and the warm-up line none."""
+    block = {"datasets": ["diabetes"], "seeds": [0, 1], "kernels": {"gaussian": {"kernel": "gaussian"}},
+             "params": {"alpha": 0.1}, "methods": {"ny": {"approximation": "nystrom", "n_components": 1000}}}
+    log = _Log()
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        rows = _run("krr", "krr", block, log=log.logger)
+    clipped = [w for w in shown if "n_components > n_samples" in str(w.message)]
+    assert len(rows) == 2 and len(clipped) == 2, [str(w.message) for w in shown]  # one per real fit
+    (line,) = log.warm()
+    assert line.startswith("warm-up (untimed, results discarded): 1 cells on ") and "n_components" not in line, line
+    assert not any("Warning" in entry for entry in log.lines), log.lines
 
 
 def test_warm_up_coords_lower_counts_and_keep_each_code_path():
