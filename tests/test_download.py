@@ -218,7 +218,9 @@ def test_a_killed_download_leaves_only_what_the_next_run_removes(server, tmp_pat
     finally:
         proc.kill()
         proc.wait()
-    assert left and left[0].startswith(".k.svm.") and not dest.exists()  # the killed writer's temporary
+    assert left, (f"the writer left no temporary file (exit status {proc.returncode}; -9: still running after the "
+                  "30 s hang guard, a hang, not slowness: it starts writing within about a second)")
+    assert left[0].startswith(".k.svm.") and not dest.exists()  # the killed writer's temporary
     assert leftovers(tmp_path) == left
     fetch(f"{server}/ok.svm", dest, retries=1)  # the next write of the same file cleans up
     assert dest.read_bytes() == SVM and not leftovers(tmp_path)
