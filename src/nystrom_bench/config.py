@@ -33,17 +33,17 @@ def all_seeds(config, dataset):
     return sorted({int(x) for s in enabled_studies(config).values() if dataset in s["datasets"] for x in s["seeds"]})
 
 
-def _check_block(sname, block, known_kinds, known_data):
+def _check_block(study, block, known_kinds, known_data):
     from . import data, studies
     from .tracking import FINDINGS_EXPERIMENT
 
-    where = f"studies.{sname}"
-    if sname == FINDINGS_EXPERIMENT:
-        raise ConfigError(f"{where}: the name {sname!r} is the MLflow experiment of the findings; rename the study")
-    kind = block.get("kind", sname)
-    if kind not in known_kinds:
-        raise ConfigError(f"{where}.kind: unknown study kind {kind!r}; choose one of {', '.join(known_kinds)}")
-    study = studies.get(kind)
+    where = f"studies.{study}"
+    if study == FINDINGS_EXPERIMENT:
+        raise ConfigError(f"{where}: the name {study!r} is the MLflow experiment of the findings; rename the study")
+    kind_name = block.get("kind", study)
+    if kind_name not in known_kinds:
+        raise ConfigError(f"{where}.kind: unknown study kind {kind_name!r}; choose one of {', '.join(known_kinds)}")
+    kind = studies.get(kind_name)
     for ds in block["datasets"]:
         if ds not in known_data:
             raise ConfigError(f"{where}.datasets: unknown data set {ds!r}; choose one of {', '.join(known_data)} "
@@ -59,33 +59,33 @@ def _check_block(sname, block, known_kinds, known_data):
             raise ConfigError(f"{where}.split: {exc}; change the block's split: overrides") from None
     params = block.get("params") or {}
     try:
-        study.check_params(params)
+        kind.check_params(params)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{where}.params: {exc}") from None
-    params = study.resolve_params(params)
+    params = kind.resolve_params(params)
     for klabel, kspec in block["kernels"].items():
         kspec = dict(kspec or {})
         kspec.setdefault("kernel", klabel)
         try:
-            block["kernels"][klabel] = _check_kernel(study, klabel, kspec)
+            block["kernels"][klabel] = _check_kernel(kind, klabel, kspec)
         except ValueError as exc:
             raise ConfigError(f"{where}.{exc}") from None
     for mname, mcfg in block["methods"].items():
         mcfg = block["methods"][mname] = mcfg or {}
         try:
-            method = study.method(mname, mcfg)
+            method = kind.method(mname, mcfg)
             method.check(params, block)
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"{where}.methods.{mname}: {exc}") from None
-        counts = [*study.landmark_counts(params), *method.landmark_counts(params)]
+        counts = [*kind.landmark_counts(params), *method.landmark_counts(params)]
         for ds in block["datasets"]:
             info = data.info(ds)
-            reason = (f"study kind {study.name!r} needs a {'/'.join(study.tasks)} data set, {ds!r} is {info['task']}"
-                      if info["task"] not in study.tasks else method.skip(info, params))
+            reason = (f"study kind {kind.name!r} needs a {'/'.join(kind.tasks)} data set, {ds!r} is {info['task']}"
+                      if info["task"] not in kind.tasks else method.skip(info, params))
             if reason:
                 raise ConfigError(f"{where}: cannot run method {mname!r} on {ds!r}: {reason}")
             n_train = data.train_size(ds, block.get("split"))  # the split was checked above
-            problem = study.check_data(params, ds, n_train)
+            problem = kind.check_data(params, ds, n_train)
             if problem:
                 raise ConfigError(f"{where}.params: {problem}")
             too_many = [m for m in counts if n_train is not None and m > n_train]
@@ -94,7 +94,7 @@ def _check_block(sname, block, known_kinds, known_data):
                     f"{where}.methods.{mname}: {max(too_many)} landmarks, but {ds!r} has only {n_train} training "
                     f"points; use at most {n_train} landmarks (a method's n_components, a gnkr block's "
                     f"params.n_components) or a larger data set")
-    ref = block.get("reference", study.reference_method)
+    ref = block.get("reference", kind.reference_method)
     if ref is not None and ref not in block["methods"]:
         hint = ""
         if str(ref).rpartition("-")[0] in block["methods"]:  # the old 'US-1000' labels
@@ -104,21 +104,21 @@ def _check_block(sname, block, known_kinds, known_data):
                           f"{', '.join(block['methods'])}; add it or set 'reference:'{hint}")
 
 
-def _check_kernel(study, label, spec):
+def _check_kernel(kind, label, spec):
     """A normalised kernel spec, or ValueError: unknown kernel, bad value, or a key the study does not honour."""
     from . import kernels
 
     where = f"kernels.{label}"
     spec = kernels.check_spec(spec, where=where)
-    if study.kernel_names is not None and spec["kernel"] not in study.kernel_names:
-        raise ValueError(f"{where}: study kind {study.name!r} supports the kernels "
-                         f"{', '.join(study.kernel_names)}, not {spec['kernel']!r}")
-    if study.kernel_keys is not None:
-        ignored = sorted(set(spec) - {"kernel", *study.kernel_keys})
+    if kind.kernel_names is not None and spec["kernel"] not in kind.kernel_names:
+        raise ValueError(f"{where}: study kind {kind.name!r} supports the kernels "
+                         f"{', '.join(kind.kernel_names)}, not {spec['kernel']!r}")
+    if kind.kernel_keys is not None:
+        ignored = sorted(set(spec) - {"kernel", *kind.kernel_keys})
         if ignored:
-            allowed = ", ".join(study.kernel_keys) or "none besides 'kernel'"
+            allowed = ", ".join(kind.kernel_keys) or "none besides 'kernel'"
             raise ValueError(f"{where}: key(s) {', '.join(map(repr, ignored))} are not used by study kind "
-                             f"{study.name!r} (it honours: {allowed}){study.kernel_keys_note}; remove them")
+                             f"{kind.name!r} (it honours: {allowed}){kind.kernel_keys_note}; remove them")
     return spec
 
 
@@ -133,8 +133,8 @@ def check(config):
     known_data = data.available()
     if not enabled_studies(config):
         raise ConfigError("config: no enabled study under 'studies'; enable at least one")
-    for sname, block in enabled_studies(config).items():
-        _check_block(sname, block, known_kinds, known_data)
+    for study, block in enabled_studies(config).items():
+        _check_block(study, block, known_kinds, known_data)
     return enabled_studies(config)
 
 

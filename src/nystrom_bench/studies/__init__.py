@@ -33,6 +33,10 @@ A config block may set ``split:`` -- overrides of the data sets' registered spli
 splits itself and every row records them in ``params.split``, so ``data.load(dataset, seed=seed,
 split=params.split)`` returns the row's training part.
 
+Names, here and in :mod:`nystrom_bench.jobs` and :mod:`nystrom_bench.config`: ``study`` is a config block's
+name (its results folder and MLflow experiment, ``Trial.study``); ``kind`` is the :class:`Study` object
+that runs it, ``studies.get(block["kind"])`` (the config key ``kind:`` names it; default: the block's name).
+
 Adding a study = one package ``studies/<kind>/`` (its study, and where it needs them its method family
 and report section) + a config block + its test.
 """
