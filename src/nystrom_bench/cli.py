@@ -35,6 +35,7 @@ import click
 
 from . import __version__
 from ._cli import LazyGroup, UserError
+from .tracking_layout import VIEW_ID, VIEW_TAG, runs_link  # light: no numpy, no MLflow
 
 __all__ = ["main", "COMMANDS", "study_links", "runs_link", "findings_text", "resolve_store"]
 
@@ -78,18 +79,6 @@ def resolve_store(store=None):
     if uri.startswith("sqlite:///") and not uri.startswith("sqlite:////"):
         uri = "sqlite:///" + str(Path(uri[len("sqlite:///"):]).resolve())
     return uri
-
-
-def runs_link(base_url, experiment_id, view=None):
-    """The link that opens an experiment's runs table: the Runs tab with ``workflowType=machine_learning``
-    (without it MLflow 3 opens its GenAI overview; :func:`nystrom_bench.tracking.ui_link`) and, with ``view``,
-    that saved view (``viewStateShareKey``: the study's headline columns, charts over its coord)."""
-    return (f"{base_url.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
-            + (f"&viewStateShareKey={view}" if view else ""))
-
-
-#: the saved view the workflow logs in each study's experiment (``tracking_layout.VIEW_ID``; its tag)
-VIEW_ID, VIEW_TAG = "nystrom-bench", "mlflow.sharedViewState.nystrom-bench"
 
 
 def _get_json(url, timeout=5.0):

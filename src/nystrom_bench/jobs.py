@@ -48,7 +48,7 @@ def job_config(kind, block, job):
 
     Canonical (:func:`nystrom_bench.provenance.canonical`): the same block with its keys in another
     order is the same job.  ``kind`` is the block's :class:`~nystrom_bench.studies.Study` object
-(:func:`nystrom_bench.studies.get`; ``study`` names a block, as in :mod:`nystrom_bench.studies`).
+    (:func:`nystrom_bench.studies.get`; ``study`` names a block, as in :mod:`nystrom_bench.studies`).
     """
     from .methods import options_of as method_options
     from .provenance import canonical

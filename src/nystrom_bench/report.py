@@ -142,12 +142,12 @@ def _seeded_global_rng(seed=0):
     seaborn's strip-plot jitter draws from ``np.random`` (seaborn 0.13, ``categorical.py``): without this
     the same results gave other PNG bytes on every run.
     """
-    state = np.random.get_state()
-    np.random.seed(seed)
+    state = np.random.get_state()  # noqa: NPY002 - seaborn reads the legacy global state
+    np.random.seed(seed)  # noqa: NPY002
     try:
         yield
     finally:
-        np.random.set_state(state)
+        np.random.set_state(state)  # noqa: NPY002
 
 
 def metric_figure(df, info, metric, out_png):

@@ -587,7 +587,5 @@ def ui_link(study, tracking_uri=None, ui=None):
     exp = _retry(lambda: client.get_experiment_by_name(study), "get experiment")
     if exp is None:
         return None
-    view = layout.VIEW_ID if layout.VIEW_TAG in (exp.tags or {}) else None
-    return (f"{ui.rstrip('/')}/#/experiments/{exp.experiment_id}/runs?workflowType=machine_learning"
-            + (f"&viewStateShareKey={view}" if view else ""))
+    return layout.runs_link(ui, exp.experiment_id, layout.VIEW_ID if layout.VIEW_TAG in (exp.tags or {}) else None)
 

@@ -74,7 +74,7 @@ import re
 
 from .results import ASSUMPTION, ID_COLS, assumption_label, format_coord
 
-__all__ = ["FOLDABLE", "LAYOUT", "LEVEL_TAG", "OUTSIDE_SUFFIX", "ASSUMPTION_TAG", "VIEW_ID", "VIEW_TAG", "VIEW_NAME",
+__all__ = ["runs_link", "FOLDABLE", "LAYOUT", "LEVEL_TAG", "OUTSIDE_SUFFIX", "ASSUMPTION_TAG", "VIEW_ID", "VIEW_TAG", "VIEW_NAME",
            "run_key", "run_name", "plan", "describe", "view", "view_envelope", "batches", "rows_from_frame", "records"]
 
 LEVEL_TAG = "nystrom_bench.level"
@@ -94,6 +94,14 @@ PARAM_LEAF, MEAN = "param.", "mean/"
 #: ``...?viewStateShareKey=<id>`` opens it): :func:`view`
 VIEW_ID = "nystrom-bench"
 VIEW_TAG = f"mlflow.sharedViewState.{VIEW_ID}"
+
+
+def runs_link(base_url, experiment_id, view=None):
+    """The link that opens an experiment's runs table: the Runs tab with ``workflowType=machine_learning``
+    (without it MLflow 3.17 opens its GenAI overview) and, with ``view``, that saved view
+    (``viewStateShareKey``, e.g. :data:`VIEW_ID`: the study's headline columns, charts over its coord)."""
+    return (f"{base_url.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+            + (f"&viewStateShareKey={view}" if view else ""))
 VIEW_NAME = "nystrom-bench: headline metrics"
 #: at most this many metric and param columns in the view
 VIEW_METRICS, VIEW_PARAMS = 6, 4
