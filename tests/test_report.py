@@ -176,12 +176,12 @@ def test_strip_plot_is_the_same_picture_every_time_and_leaves_numpys_global_stat
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"dataset": "d", "kernel": "gaussian", "method": np.repeat(["uniform", "kmeans"], 10),
                        "seed": np.tile(range(10), 2), "rmse": rng.uniform(1, 2, 20)})
-    info = {"metrics": {"rmse": ["test RMSE (lower is better)", True]}, "methods": ["uniform", "kmeans"]}  # noqa: NPY002 - the legacy global state seaborn reads
-    np.random.seed(123)  # noqa: NPY002
-    before = np.random.get_state()[1].copy()
-    report.metric_figure(df, info, "rmse", tmp_path / "a.png")  # noqa: NPY002
+    info = {"metrics": {"rmse": ["test RMSE (lower is better)", True]}, "methods": ["uniform", "kmeans"]}
+    np.random.seed(123)  # noqa: NPY002 - the legacy global state seaborn reads
+    before = np.random.get_state()[1].copy()  # noqa: NPY002
+    report.metric_figure(df, info, "rmse", tmp_path / "a.png")
     assert (np.random.get_state()[1] == before).all()  # noqa: NPY002
-    np.random.uniform()  # a caller's own draws in between change nothing
+    np.random.uniform()  # noqa: NPY002 - a caller's own draws in between change nothing
     report.metric_figure(df, info, "rmse", tmp_path / "b.png")
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
 

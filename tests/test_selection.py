@@ -1,6 +1,7 @@
 """selection: the criterion loop against a brute-force dense loop; CV against scikit-learn's loop."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import linalg
 
@@ -54,7 +55,7 @@ def dense_ktilde(X, y, gamma, approximation, seed, c=24, k=10):
 def test_criterion_path_equals_a_brute_force_dense_loop(xy, approximation, criterion):
     X, y = xy
     mu, noise_sd = 0.005, 0.01 * np.std(y)
-    res = selection.criterion_path(X, y, GAMMAS, approximation, criterion, mu=mu, seed=3, n_landmarks=24, rank=10)
+    res = selection.criterion_path(X, y, GAMMAS, approximation, criterion, mu=mu, seed=3, n_components=24, rank=10)
     brute = []
     for g in GAMMAS:
         ree, ipe = dense_criteria(dense_ktilde(X, y, g, approximation, seed=3), y, mu, noise_sd)
@@ -67,20 +68,20 @@ def test_criterion_path_equals_a_brute_force_dense_loop(xy, approximation, crite
 
 def test_each_candidate_restarts_the_stream_so_one_row_is_recomputable(xy):
     X, y = xy
-    path = selection.criterion_path(X, y, GAMMAS, "nystrom", sampler="adaptive_ms", n_landmarks=20, seed=7, rank=5)
-    one = selection.criterion_values(X, y, GAMMAS[2], "nystrom", ("c_ree",), sampler="adaptive_ms", n_landmarks=20,
+    path = selection.criterion_path(X, y, GAMMAS, "nystrom", sampler="adaptive_ms", n_components=20, seed=7, rank=5)
+    one = selection.criterion_values(X, y, GAMMAS[2], "nystrom", ("c_ree",), sampler="adaptive_ms", n_components=20,
                                      seed=7, rank=5)
     assert one["c_ree"][0] == path.table["criterion"].iloc[2]
-    gen = selection.criterion_path(X, y, GAMMAS, "nystrom", n_landmarks=20, seed=np.random.default_rng(7))
-    again = selection.criterion_path(X, y, GAMMAS, "nystrom", n_landmarks=20, seed=7)
+    gen = selection.criterion_path(X, y, GAMMAS, "nystrom", n_components=20, seed=np.random.default_rng(7))
+    again = selection.criterion_path(X, y, GAMMAS, "nystrom", n_components=20, seed=7)
     np.testing.assert_array_equal(gen.table["criterion"], again.table["criterion"])
 
 
 def test_criterion_values_gives_both_criteria_from_one_operator(xy):
     X, y = xy
-    both = selection.criterion_values(X, y, 0.5, "nystrom", n_landmarks=30, seed=0)
+    both = selection.criterion_values(X, y, 0.5, "nystrom", n_components=30, seed=0)
     for name in selection.CRITERIA:
-        alone = selection.criterion_values(X, y, 0.5, "nystrom", (name,), n_landmarks=30, seed=0)
+        alone = selection.criterion_values(X, y, 0.5, "nystrom", (name,), n_components=30, seed=0)
         assert both[name][0] == alone[name][0]
 
 
@@ -89,7 +90,7 @@ def test_criterion_values_gives_both_criteria_from_one_operator(xy):
     ({"approximation": "svd"}, "unknown approximation 'svd'"),
     ({"approximation": "optimal"}, "needs rank="),
     ({"approximation": "nystrom", "sampler": "nope"}, "unknown sampler 'nope'"),
-    ({"approximation": "nystrom", "n_landmarks": -3}, "n_landmarks"),
+    ({"approximation": "nystrom", "n_components": -3}, "n_components"),
 ])
 def test_bad_arguments_are_named(xy, kwargs, match):
     X, y = xy
@@ -128,3 +129,12 @@ def test_cv_path_regression_equals_a_manual_kfold_loop(xy):
             a = linalg.solve(K(X[tr]) + 0.005 * 96 * np.eye(len(tr)), y[tr])
             errs.append(np.mean((K(X[te], X[tr]) @ a - y[te]) ** 2))
         assert got == pytest.approx(np.mean(errs), rel=1e-8)
+
+
+def test_the_old_landmark_keyword_warns_and_gives_the_same_path(xy):
+    """``n_landmarks`` (the name before the estimators' ``n_components``) still works, with a FutureWarning."""
+    X, y = xy
+    new = selection.criterion_path(X, y, GAMMAS, "nystrom", n_components=20, seed=7)
+    with pytest.warns(FutureWarning, match="'n_landmarks' is deprecated, use n_components"):
+        old = selection.criterion_path(X, y, GAMMAS, "nystrom", n_landmarks=20, seed=7)
+    pd.testing.assert_frame_equal(new.table.drop(columns="seconds"), old.table.drop(columns="seconds"))

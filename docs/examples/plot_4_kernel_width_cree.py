@@ -19,7 +19,7 @@ gammas = selection.log2_grid(-8, 2)  # 2^-8 ... 2^2
 
 # %%
 exact = selection.criterion_path(X, y, gammas, "exact", "c_ree")
-nystrom = selection.criterion_path(X, y, gammas, "nystrom", "c_ree", n_landmarks=0.2, seed=0)
+nystrom = selection.criterion_path(X, y, gammas, "nystrom", "c_ree", n_components=0.2, seed=0)
 cv = selection.cv_path(X, y, gammas, cv=5)
 for name, res in [("exact C_ree", exact), ("Nystrom C_ree", nystrom), ("5-fold CV", cv)]:
     print(f"{name:14s}: best gamma = {res.best_gamma:.4g}  ({res.seconds:.2f} s for the grid)")

@@ -26,7 +26,7 @@ candidate can be recomputed on its own from ``(X, y, gamma, seed)``.
 >>> rng = np.random.default_rng(0)
 >>> X = rng.normal(size=(200, 2)); y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=200)
 >>> res = selection.criterion_path(X, y, [2.0**-4, 2.0**-2, 1.0], approximation="nystrom",
-...                                n_landmarks=40, seed=0)
+...                                n_components=40, seed=0)
 >>> list(res.table.columns), res.best_gamma in (2.0**-4, 2.0**-2, 1.0)
 (['gamma', 'criterion', 'seconds'], True)
 """
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import copy
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,15 +87,15 @@ def log2_grid(lo, hi, step=1):
     return [float(2.0**e) for e in exps]
 
 
-def landmark_count(n_landmarks, n):
-    """``n_landmarks`` as a count for n points: an int as is, a float in (0, 1] a fraction of n
+def landmark_count(n_components, n):
+    """``n_components`` as a count for n points: an int as is, a float in (0, 1] a fraction of n
     (the papers' ``c = 0.2 l``), at least 1 and at most n."""
-    if isinstance(n_landmarks, (float, np.floating)) and 0 < n_landmarks <= 1:
-        c = int(round(n_landmarks * n))
+    if isinstance(n_components, (float, np.floating)) and 0 < n_components <= 1:
+        c = int(round(n_components * n))
     else:
-        c = int(n_landmarks)
-        if c != n_landmarks or c < 1:
-            raise ValueError(f"n_landmarks must be a count >= 1 or a fraction in (0, 1], got {n_landmarks!r}")
+        c = int(n_components)
+        if c != n_components or c < 1:
+            raise ValueError(f"n_components must be a count >= 1 or a fraction in (0, 1], got {n_components!r}")
     return max(1, min(c, n))
 
 
@@ -119,15 +120,20 @@ def _fresh(seed):
     return np.random.default_rng(seed)
 
 
-def build_operator(X, y, kernel, approximation="exact", *, sampler="uniform", n_landmarks=0.2, rank=None,
-                   levels=3, grid=None, sampler_options=None, rng=None):
+def build_operator(X, y, kernel, approximation="exact", *, sampler="uniform", n_components=0.2, rank=None,
+                   levels=3, grid=None, sampler_options=None, rng=None, n_landmarks=None):
     """The operator of one candidate kernel: ``approx.build`` after drawing landmarks where needed.
 
-    ``rank`` is the k of ``optimal`` (required there) and the rank-k truncation of the
-    Nystrom family; ``levels`` the number of MCM levels, ``grid`` MCM's grid ``m`` (overrides
-    ``levels``; the grid the rows lie on, row-major); ``sampler_options`` go to the
-    sampler (``y`` is passed to samplers that need it).
+    ``n_components`` is the landmark count (a count, or a fraction in (0, 1] of the rows; ``n_landmarks``:
+    its deprecated name, with a FutureWarning, as in the estimators); ``rank`` is the k of ``optimal``
+    (required there) and the rank-k truncation of the Nystrom family; ``levels`` the number of MCM
+    levels, ``grid`` MCM's grid ``m`` (overrides ``levels``; the grid the rows lie on, row-major);
+    ``sampler_options`` go to the sampler (``y`` is passed to samplers that need it).
     """
+    if n_landmarks is not None:
+        warnings.warn("selection: 'n_landmarks' is deprecated, use n_components (the estimators' name)",
+                      FutureWarning, stacklevel=3)
+        n_components = n_landmarks
     if approximation == "exact":
         return approx.build("exact", X, kernel)
     if approximation == "optimal":
@@ -136,7 +142,7 @@ def build_operator(X, y, kernel, approximation="exact", *, sampler="uniform", n_
         return approx.build("optimal", X, kernel, rank=rank)
     if approximation == "mcm":
         return approx.build("mcm", X, kernel, levels=levels, grid=grid)
-    return approx.landmark_operator(X, kernel, landmark_count(n_landmarks, len(X)), sampler=sampler, seed=rng, y=y,
+    return approx.landmark_operator(X, kernel, landmark_count(n_components, len(X)), sampler=sampler, seed=rng, y=y,
                                     approximation=approximation, rank=rank, sampler_options=sampler_options)
 
 
@@ -208,7 +214,7 @@ def criterion_path(X, y, gammas, approximation="exact", criterion="c_ree", *, mu
     seed : int, SeedSequence, Generator or None
         Landmark randomness; every candidate starts from the same stream.
     **build_options
-        ``sampler`` (default ``"uniform"``), ``n_landmarks`` (count or fraction of l,
+        ``sampler`` (default ``"uniform"``), ``n_components`` (count or fraction of l,
         default 0.2), ``rank`` (k), ``levels`` and ``grid`` (MCM), ``sampler_options``.
 
     Returns

@@ -46,12 +46,6 @@ _NYSTROM = {
 }
 
 
-def library_options(opts):
-    """:meth:`Criterion.build`'s options as :func:`nystrom_bench.selection.criterion_values` takes them: the
-    rows and the configs say ``n_components`` (the estimators' name), the selection functions ``n_landmarks``."""
-    return {("n_landmarks" if k == "n_components" else k): v for k, v in opts.items()}
-
-
 def settings(params, y):
     """The criteria's settings of a trial (``y``: the training targets)."""
     return {"mu": params["mu"], "noise_sd": params["noise_fraction"] * float(np.std(y)),
@@ -77,7 +71,7 @@ class Criterion(Method):
     def values(self, trial, X, y, gamma, common, opts):
         """``{criterion: (value, seconds)}`` of width ``gamma`` on this method's K~."""
         return selection.criterion_values(X, y, gamma, self.name, tuple(trial.params["criteria"]), seed=trial.rng,
-                                          **common, **library_options(opts))
+                                          **common, **opts)
 
     def estimator(self, trial):
         return _Values(self, trial)

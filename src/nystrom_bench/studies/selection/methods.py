@@ -22,7 +22,7 @@ from __future__ import annotations
 from ... import selection
 from ...learners import KRR, LSSVM
 from ...methods import Method, family, register
-from ..consistency.methods import MCM, Exact, ModifiedNystrom, Nystrom, Optimal, library_options, settings
+from ..consistency.methods import MCM, Exact, ModifiedNystrom, Nystrom, Optimal, settings
 
 family("selection", key="approximation", default="nystrom")
 
@@ -48,7 +48,7 @@ class _Selects:
         common = settings(p, y)
         res = selection.criterion_path(X, y, grid, self.name, trial.coords["criterion"], mu=p["mu"],
                                        noise_sd=common["noise_sd"], spectrum=p["spectrum"], seed=trial.rng,
-                                       **library_options(opts))
+                                       **opts)
         reason = self.assumption(X, grid, p["mu"], opts)  # over the whole path: any width can win the arg-min
         return res, {"approximation": self.name, **opts, **({"assumption": reason} if reason else {})}
 
