@@ -38,6 +38,21 @@ def _scratch(key, size, dtype):
     return buf
 
 
+
+def _aug_gemm(xr, shift, Ya, Xa_buf, E_buf):
+    """One tile's augmented GEMM into scratch: rows ``[x - shift, 1, ||x - shift||^2]`` times ``Ya.T``
+    (``Ya``: the landmarks' augmented rows): the tile's exponents before the clamp and the exp."""
+    r, p = xr.shape[0], Ya.shape[1]
+    if shift is not None:
+        xr = xr - shift
+    Xa = Xa_buf[: r * p].reshape(r, p)
+    Xa[:, :-2] = xr
+    Xa[:, -2] = 1.0
+    Xa[:, -1] = np.einsum("ij,ij->i", xr, xr)
+    E = E_buf[: r * Ya.shape[0]].reshape(r, Ya.shape[0])
+    np.dot(Xa, Ya.T, out=E)
+    return E
+
 class Gaussian(Kernel):
     """Gaussian (RBF) kernel ``exp(-gamma ||x - y||^2)``.
 
@@ -149,14 +164,7 @@ class Gaussian(Kernel):
         tile = nb.exp_tile_f64 if dt == np.float64 else nb.exp_tile_f32
         for r0 in range(0, nr, rows):
             r1 = min(r0 + rows, nr)
-            xr = Xb[r0:r1] if shift is None else Xb[r0:r1] - shift
-            Xa = Xa_buf[: (r1 - r0) * p].reshape(r1 - r0, p)
-            Xa[:, :-2] = xr
-            Xa[:, -2] = 1.0
-            Xa[:, -1] = np.einsum("ij,ij->i", xr, xr)
-            E = E_buf[: (r1 - r0) * m].reshape(r1 - r0, m)
-            np.dot(Xa, Ya.T, out=E)
-            tile(E, out, r0, 0)
+            tile(_aug_gemm(Xb[r0:r1], shift, Ya, Xa_buf, E_buf), out, r0, 0)
 
     def _fused_fold(self, X, Z, which, M):
         """Row-fused streamed products (``Kernel.gram_mv(..., fused=True)``, ``t_mv``): per tile of rows the
@@ -194,13 +202,7 @@ class Gaussian(Kernel):
             E_buf, Xa_buf = _scratch("tile", step * m, dt), _scratch("aug", step * p, dt)
             for r0 in range(0, nr, step):
                 r1 = min(r0 + step, nr)
-                xr = Xb[r0:r1] if shift is None else Xb[r0:r1] - shift
-                Xa = Xa_buf[: (r1 - r0) * p].reshape(r1 - r0, p)
-                Xa[:, :-2] = xr
-                Xa[:, -2] = 1.0
-                Xa[:, -1] = np.einsum("ij,ij->i", xr, xr)
-                E = E_buf[: (r1 - r0) * m].reshape(r1 - r0, m)
-                np.dot(Xa, Ya.T, out=E)
+                E = _aug_gemm(Xb[r0:r1], shift, Ya, Xa_buf, E_buf)
                 tile_fn(E, VT if VT is not None else M2[sl.start + r0: sl.start + r1], acc)
 
         self._for_blocks(X, Z, aux, work)
