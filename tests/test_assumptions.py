@@ -198,8 +198,9 @@ def test_tracking_logs_flagged_rows_under_their_own_key_and_tags_the_run(tmp_pat
         return [(m.step, m.value) for m in sorted(client.get_metric_history(rid, key), key=lambda m: m.step)]
 
     key = "criterion:c_ipe/relative_gap"
+    # steps are the coord's value where its values are integers (log2_gamma -2, 0, 2)
     assert history(mcm_id, key) == [(2, pytest.approx(0.5))]  # the chart of relative_gap: no 5e4
-    assert history(mcm_id, key + "_outside_assumptions") == [(0, 5e4), (1, 5e4)]
+    assert history(mcm_id, key + "_outside_assumptions") == [(-2, 5e4), (0, 5e4)]
     assert len(history(uniform_id, key)) == 3 and not history(uniform_id, key + "_outside_assumptions")
     tags = client.get_run(mcm_id).data.tags
     assert tags["assumption"] == "2 of 3 results: indefinite operator"
