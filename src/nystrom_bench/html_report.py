@@ -19,11 +19,11 @@ Pure file in, file out: no Snakemake, no MLflow.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 from .atomic import atomic_dir
+from .report import palette_png
 
 __all__ = ["REPORT_COLORS", "select", "caption", "write_report_figures", "rst_escape"]
 
@@ -103,17 +103,6 @@ def caption(study, fig, records, questions=None):
     return (f"{text}\n\n" if text else "") + (f"{what}: {own}" if own else f"{what}.") + "\n"
 
 
-def _palette_png(src, colors):
-    """The PNG bytes of ``src`` re-encoded as a ``colors``-colour palette PNG."""
-    from PIL import Image
-
-    with Image.open(src) as im:
-        pal = im.convert("RGB").quantize(colors=colors, method=Image.Quantize.MEDIANCUT)
-    buf = io.BytesIO()
-    pal.save(buf, format="PNG", optimize=True)
-    return buf.getvalue()
-
-
 def write_report_figures(studies, out_dir, colors=REPORT_COLORS):
     """Write the HTML report's figures of every study into ``out_dir`` (replaced atomically).
 
@@ -121,6 +110,8 @@ def write_report_figures(studies, out_dir, colors=REPORT_COLORS):
     ``figures.json`` contributes its PNGs in name order, each with a caption of its answers only.
     Returns ``{study: [file names]}``.
     """
+    from .findings import read_answers
+
     written = {}
     with atomic_dir(out_dir) as tmp:
         for study, (fig_dir, answers) in studies.items():
@@ -129,12 +120,12 @@ def write_report_figures(studies, out_dir, colors=REPORT_COLORS):
             figures = (json.loads(listing.read_text(encoding="utf-8")) if listing.exists()
                        else [{"file": p.name, "kind": "figure"} for p in sorted(fig_dir.glob("*.png"))])
             figures = [f for f in figures if (fig_dir / f["file"]).exists()]
-            records = json.loads(Path(answers).read_text(encoding="utf-8")) if Path(answers).exists() else []
+            records = read_answers([answers])
             chosen = select(figures, records) if figures else []
             target = Path(tmp) / study
             target.mkdir(parents=True, exist_ok=True)
             for fig in chosen:
-                (target / fig["file"]).write_bytes(_palette_png(fig_dir / fig["file"], colors))
+                (target / fig["file"]).write_bytes(palette_png(fig_dir / fig["file"], colors))
                 (target / Path(fig["file"]).with_suffix(".rst").name).write_text(
                     caption(study, fig, records), encoding="utf-8")
             written[study] = [f["file"] for f in chosen]

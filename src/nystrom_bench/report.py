@@ -114,14 +114,25 @@ def save_png(fig, out_png, dpi=150, **savefig_kw):
     2.1 MB), which keeps the study PDFs and the HTML report (every figure embedded) small."""
     import io
 
-    from PIL import Image
-
     buf = io.BytesIO()
     fig.savefig(buf, dpi=dpi, format="png", **savefig_kw)
     buf.seek(0)
-    with Image.open(buf) as im:
-        pal = im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
-    return replace_into(out_png, lambda tmp: pal.save(tmp, format="PNG", optimize=True))
+    data = palette_png(buf, 256)
+    return replace_into(out_png, lambda tmp: Path(tmp).write_bytes(data))
+
+
+def palette_png(src, colors):
+    """The PNG bytes of the image ``src`` (a path or a binary file) re-encoded as a ``colors``-colour palette
+    PNG (median cut), as :func:`save_png` writes every figure."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(src) as im:
+        pal = im.convert("RGB").quantize(colors=colors, method=Image.Quantize.MEDIANCUT)
+    out = io.BytesIO()
+    pal.save(out, format="PNG", optimize=True)
+    return out.getvalue()
 
 
 def panels(plt, n, width=3.2, height=2.9):
