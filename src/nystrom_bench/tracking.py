@@ -160,18 +160,17 @@ def _experiment_id(client, name, artifact_location, description=None, view=None)
     and, where given, with its description and its saved view (``view``: the state of
     :func:`nystrom_bench.tracking_layout.view`, written where the experiment's differs)."""
     exp = client.get_experiment_by_name(name)
-    if exp is not None:
-        if exp.lifecycle_stage == "deleted":
-            client.restore_experiment(exp.experiment_id)
-        exp_id = exp.experiment_id
-    else:
+    if exp is None:
         try:
-            exp_id = client.create_experiment(name, artifact_location=artifact_location)
+            exp_id, tags = client.create_experiment(name, artifact_location=artifact_location), {}
         except Exception as exc:  # noqa: BLE001 - another process created it first (else re-raised)
             if "already exists" not in str(exc).lower() and "RESOURCE_ALREADY_EXISTS" not in str(exc):
                 raise
-            exp_id = client.get_experiment_by_name(name).experiment_id
-    tags = client.get_experiment(exp_id).tags
+            exp = client.get_experiment_by_name(name)
+    if exp is not None:  # its tags came with it: no second request for them
+        if exp.lifecycle_stage == "deleted":
+            client.restore_experiment(exp.experiment_id)
+        exp_id, tags = exp.experiment_id, dict(exp.tags or {})
     if tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
         client.set_experiment_tag(exp_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
     if description and tags.get(DESCRIPTION_TAG) != description:
