@@ -162,8 +162,9 @@ class RestClient:
     def get_experiment(self, experiment_id):
         return self._experiment(self._call("GET", "experiments/get", params={"experiment_id": experiment_id})["experiment"])
 
-    def create_experiment(self, name, artifact_location=None):
-        body = {"name": name, **({"artifact_location": artifact_location} if artifact_location else {})}
+    def create_experiment(self, name, artifact_location=None, tags=None):
+        body = {"name": name, **({"artifact_location": artifact_location} if artifact_location else {}),
+                **({"tags": [{"key": k, "value": str(v)} for k, v in tags.items()]} if tags else {})}
         return self._call("POST", "experiments/create", body)["experiment_id"]
 
     def restore_experiment(self, experiment_id):

@@ -162,7 +162,9 @@ def _experiment_id(client, name, artifact_location, description=None, view=None)
     exp = client.get_experiment_by_name(name)
     if exp is None:
         try:
-            exp_id, tags = client.create_experiment(name, artifact_location=artifact_location), {}
+            tags = {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND, **({DESCRIPTION_TAG: description} if description else {}),
+                    **({layout.VIEW_TAG: layout.view_envelope(view, time.time() * 1000, None)} if view else {})}
+            exp_id = client.create_experiment(name, artifact_location=artifact_location, tags=tags)  # one request
         except Exception as exc:  # noqa: BLE001 - another process created it first (else re-raised)
             if "already exists" not in str(exc).lower() and "RESOURCE_ALREADY_EXISTS" not in str(exc):
                 raise
