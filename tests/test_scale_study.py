@@ -153,3 +153,13 @@ def test_default_and_paper_blocks_are_valid():
         cfg = yaml.safe_load(open(path))
         if "scale" in cfg["studies"]:
             check_config({"studies": {"scale": cfg["studies"]["scale"]}})
+
+
+def test_scale_option_defaults_are_krrs():
+    """The scale kind's literal option defaults (kept literal so that importing the kind does not import
+    scikit-learn) are KRR's own."""
+    from nystrom_bench.learners import KRR
+    from nystrom_bench.studies.scale.methods import KRR_DEFAULTS
+
+    params = KRR().get_params()
+    assert KRR_DEFAULTS == {k: params[k] for k in KRR_DEFAULTS}

@@ -117,3 +117,16 @@ def test_a_trial_names_its_method_and_label_and_warns_on_the_old_name():
     assert trial.method is method and trial.label == "lla" and trial.method_cfg == method.opts
     with pytest.warns(FutureWarning, match=r"trial.solver is deprecated: the Method is trial.method"):
         assert trial.solver is method
+
+
+def test_reading_the_study_kinds_imports_no_learner_stack():
+    """The analysis, MLflow and report jobs read the kinds (metrics, coords, titles); importing them must not
+    import scikit-learn, scipy.stats, matplotlib or MLflow (about 2 s per job on the slowest machine, issue 39):
+    the learners are imported where a method builds its estimator."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from nystrom_bench import studies; studies.available(); "
+            "print(sorted(m for m in ('sklearn', 'scipy.stats', 'matplotlib', 'mlflow') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -11,7 +11,7 @@ the sampler's draws: they are computed once per (data set, seed, kernel) and fit
 
 from __future__ import annotations
 
-from ...learners import GNKR
+from ... import learners
 from ...methods import Method, family, register
 
 family("gnkr", key="sampler")
@@ -54,7 +54,7 @@ class _GNKRPath:
         norms = t.shared(("norms", t.kernel_label), lambda: ({}, {}))  # (whole training part, fit part)
 
         def path(X, y, widths, probabilities, landmarks=None):
-            est = GNKR(kernel=t.kernel.name, n_components=t.coords["m"], sampler=self.sampler, random_state=t.rng)
+            est = learners.GNKR(kernel=t.kernel.name, n_components=t.coords["m"], sampler=self.sampler, random_state=t.rng)
             return est.fit_path(X, y, widths, lams, landmarks=landmarks, probabilities=probabilities)
 
         self.full_ = path(X, y, sigmas, norms[0])

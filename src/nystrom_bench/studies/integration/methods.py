@@ -19,8 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from ... import kernels, sampling
-from ...learners import KRR, NuSVM, max_feasible_nu
+from ... import kernels, learners, sampling
 from ...methods import Method, check_sampler, family, register
 
 family("integration", key="approximation", default="nystrom")
@@ -43,8 +42,8 @@ def machine(trial, **kw):
     """The (unfitted) machine of the trial's task at the tuned hyperparameters."""
     t, p = tuned(trial), trial.params
     if classify(trial):
-        return NuSVM(gamma=t["gamma"], nu=t["nu"], tol=p["tol"], max_iter=p["max_iter"], **kw)
-    return KRR(gamma=t["gamma"], alpha=t["alpha"], fit_intercept=False, **kw)
+        return learners.NuSVM(gamma=t["gamma"], nu=t["nu"], tol=p["tol"], max_iter=p["max_iter"], **kw)
+    return learners.KRR(gamma=t["gamma"], alpha=t["alpha"], fit_intercept=False, **kw)
 
 
 def exact_machine(trial):
@@ -72,7 +71,7 @@ def validation_scores(trial, gamma, X_fit, y_fit, X_val, y_val):
     kern = kernels.make("gaussian", gamma=gamma)
     K, K_val = kern(X_fit), kern(X_val, X_fit)
     if classify(trial):
-        top = max_feasible_nu(y_fit)
+        top = learners.max_feasible_nu(y_fit)
         return {nu: NuSVC(nu=nu, kernel="precomputed", tol=p["tol"], max_iter=p["max_iter"]).fit(K, y_fit)
                 .score(K_val, y_val) for nu in p["nus"] if nu <= top}
     w, Q = linalg.eigh(K)
@@ -100,7 +99,7 @@ def _tune(trial):
                 best = (score, s, h)
     if best is None:
         raise ValueError(f"{trial.dataset}: every nu in params.nus is infeasible for its classes (the largest "
-                         f"feasible is {max_feasible_nu(y[fit_idx]):.3g}); add smaller values")
+                         f"feasible is {learners.max_feasible_nu(y[fit_idx]):.3g}); add smaller values")
     score, s, h = best
     return {"gamma": s * base, "sigma_equivalent": float(np.sqrt(0.5 / (s * base))), "gamma_scale": s,
             "nu" if classes else "alpha": h, "validation_score": score,

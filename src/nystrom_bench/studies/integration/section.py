@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ... import papers, stats
+from ... import papers
 from ...sections import Section, register
 from .study import METRICS
 
@@ -101,6 +101,8 @@ def gsa_vs_lla(df, metric, lower_is_better=True):
     """Per data set and over all: in how many (sampler, ratio) cells GSA beats LLA on ``metric``, the
     median difference, the Wilcoxon signed-rank p over all cells (:func:`nystrom_bench.stats.paired_tests`) and,
     per data set, the outcome after Holm's correction over the data sets."""
+    from ... import stats  # scipy.stats: imported where a test runs, not with the kind
+
     cells = _cells(df[df["integration"].isin(["gsa", "lla"])], metric)
     blocks = ("dataset", "kernel", "method", "ratio")
     if not {"gsa", "lla"} <= set(cells["integration"]):

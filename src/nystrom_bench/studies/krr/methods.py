@@ -12,7 +12,7 @@ from __future__ import annotations
 import numbers
 import warnings
 
-from ...learners import KRR
+from ... import learners
 from ...methods import Method, check_sampler, family, register
 
 family("krr", key="approach", default="krr")
@@ -31,17 +31,17 @@ class KRRMethod(Method):
             warnings.warn(f"methods.{self.label}: the key 'n_landmarks' is deprecated (the estimators' n_landmarks "
                           "is now n_components); write n_components", FutureWarning, stacklevel=2)
         check_sampler(self.opts.get("sampler", "uniform"))
-        KRR(alpha=params.get("alpha", 1e-3), **self.opts)._validate_params()
+        learners.KRR(alpha=params.get("alpha", 1e-3), **self.opts)._validate_params()
 
     def landmark_counts(self, params):
         if self.opts.get("approximation", "nystrom") != "nystrom" or "landmarks" in self.opts:
             return []
-        m = self.opts.get("n_components", self.opts.get("n_landmarks", KRR().n_components))
+        m = self.opts.get("n_components", self.opts.get("n_landmarks", learners.KRR().n_components))
         return [int(m)] if isinstance(m, numbers.Integral) else []  # a fraction never exceeds n
 
     def estimator(self, trial):
         kern, opts = trial.kernel, dict(self.opts)
         if "m" in trial.coords:
             opts["n_components"] = trial.coords["m"]
-        return KRR(kernel=kern.name, **kern.params(), **{"alpha": trial.params["alpha"], "fit_intercept": False,
+        return learners.KRR(kernel=kern.name, **kern.params(), **{"alpha": trial.params["alpha"], "fit_intercept": False,
                                                           **opts}, random_state=trial.rng)

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import kernels, sampling
-from ...learners import KRR
+from ... import kernels, learners, sampling
 from ...methods import Method, check_sampler, family, register
 
 family("samplers", key=None, default="landmarks")
@@ -89,7 +88,7 @@ class LandmarkRun:
         self.sampling_seconds_ = float(info["seconds"])
         self.kernel_entries_ = int(info["kernel_entries"]) + int(counted.entries)
         kern = self.kernel
-        self.model_ = KRR(kernel=kern.name, **kern.params(), alpha=self.alpha, approximation="nystrom", mode="lla",
+        self.model_ = learners.KRR(kernel=kern.name, **kern.params(), alpha=self.alpha, approximation="nystrom", mode="lla",
                           landmarks=L, fit_intercept=False).fit(X, y)
         return self
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ... import findings
 from ...report import fmt_num, panels, pyplot, save_png
 from ...sections import Section, register
 
@@ -26,6 +25,8 @@ PARETO_COSTS = (("sampling_seconds", "Sampling time (s)"), ("kernel_entries", "K
 
 
 def _geomean(values):
+    from ... import findings  # with scipy.stats: imported where used, not with the kind
+
     v = np.maximum(np.asarray(values, dtype=np.float64), findings.ERROR_FLOOR)
     v = v[np.isfinite(v)]
     return float(np.exp(np.mean(np.log(v)))) if len(v) else float("nan")
@@ -135,6 +136,8 @@ def pareto_figure(df, info, metric, cost, cost_label, out_png):
 def gains_table(df, info, metric, top=3):
     """Per unit (data set, and kernel where it varies): the data set's properties and the change of the ``top``
     samplers (by median change over all units) against the reference, and the unit's best sampler; or None."""
+    from ... import findings
+
     df, props = findings.property_columns(df)
     ref = info.get("reference")
     if not props or ref not in set(df["method"]) or metric not in df:
@@ -164,12 +167,16 @@ def gains_table(df, info, metric, top=3):
 def _change(log_ratio):
     if log_ratio is None or not np.isfinite(log_ratio):
         return "n/a"
+    from ... import findings
+
     return findings._pct(float(np.exp(log_ratio)))
 
 
 def correlation_table(df, info, metric):
     """Spearman's rho (95% CI) between each sampler's gain over the reference and each property, over the
     units: the evidence of the answer, without p-values (those are in the answer and in FINDINGS.md)."""
+    from ... import findings
+
     recs = findings.property_records(df, {**info, "primary_metric": metric},
                                      {"id": "nonuniform", "question": "", "role": ["sampler"],
                                       "reference": "uniform"},

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...learners import KRR
+from ... import learners
 from ...methods import Method, family, register
 
 family("scale", key="approach", default="nystrom")
 
-_KRR = KRR().get_params()
+#: KRR's own defaults of the options a scale block may set, literal so that importing the kind does not import
+#: scikit-learn (tests/test_scale_study.py checks them against ``KRR().get_params()``)
+KRR_DEFAULTS = {"solver": "auto", "dtype": "float64", "cg_tol": 1e-6, "cg_max_iter": 100}
+_KRR = KRR_DEFAULTS
 
 
 def sizes(value):
@@ -82,7 +85,7 @@ class NystromKRR(ScaleMethod):
     approximation = "nystrom"
 
     def estimator(self, trial):
-        est = KRR(kernel="gaussian", gamma=trial.kernel.gamma, approximation=self.approximation, mode="lla",
+        est = learners.KRR(kernel="gaussian", gamma=trial.kernel.gamma, approximation=self.approximation, mode="lla",
                   alpha=self.alpha(trial), **self.opts)
         return est.set_params(landmarks=landmarks(trial)) if "m" in trial.coords else est
 

@@ -19,8 +19,7 @@ The estimator then fits the exact learner at the chosen width on the training pa
 
 from __future__ import annotations
 
-from ... import selection
-from ...learners import KRR, LSSVM
+from ... import learners, selection
 from ...methods import Method, family, register
 from ..consistency.methods import MCM, Exact, ModifiedNystrom, Nystrom, Optimal, settings
 
@@ -115,7 +114,7 @@ class _Selected:
         self.result_, info = self.method.select(trial, X, y, grid)
         gamma = self.gamma_ = self.result_.best_gamma
         regression = trial.split.info["task"] == "regression"
-        learner, extra = (KRR, {"fit_intercept": False}) if regression else (LSSVM, {})
+        learner, extra = (learners.KRR, {"fit_intercept": False}) if regression else (learners.LSSVM, {})
         alpha = p["mu"] * len(trial.split.y_train)
         self.learner_, self.learner_seconds_ = trial.fitted(
             ("learner", gamma), lambda: learner(kernel="gaussian", gamma=gamma, alpha=alpha, approximation="exact",

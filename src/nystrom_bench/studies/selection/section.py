@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ... import papers, stats
+from ... import papers
 from ...report import assumption_note, outside_label
 from ...results import assumption_summary, outside_assumptions
 from ...sections import Section, register
@@ -126,6 +126,8 @@ def wilcoxon_over_datasets(df, reference):
     Selections outside their method's assumptions are left out of the test; a row of their own after
     the method's, ``"mcm (outside assumptions: 8 of 10 data sets)"``, gives their relative differences,
     untested."""
+    from ... import stats  # scipy.stats: imported where a test runs, not with the kind
+
     apart = assumption_summary(df).set_index("method")
     outside = outside_assumptions(df)
     err = df["test_mse"].copy() if "test_mse" in df else pd.Series(np.nan, index=df.index)
