@@ -11,6 +11,8 @@ __all__ = ["issparse", "as_2d", "DTYPES", "check_dtype", "matmul", "n_rows", "ro
 
 def issparse(X):
     """Whether X is a SciPy sparse matrix or array."""
+    if type(X) is np.ndarray:  # the common case, without the import lookup: ~47,000 calls per samplers job
+        return False
     from scipy import sparse
 
     return sparse.issparse(X)
