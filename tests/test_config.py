@@ -140,6 +140,12 @@ def test_jobs_per_dataset_or_per_method():
     assert sl["methods"] == {"ny": {"approximation": "nystrom", "sampler": "uniform", "n_components": 10}}
     assert "title" not in sl and sl["datasets"] == ["diabetes"]
     assert "diabetes" in check(cfg(split_jobs="method"))["krr"]["datasets"]
+    block["split_jobs"] = "block"  # one job for the whole block: every data set and method
+    jobs = plan(block)
+    assert list(jobs) == ["all"] and jobs["all"]["datasets"] == ["diabetes", "friedman1"]
+    assert job_config(kind, block, jobs["all"])["datasets"] == ["diabetes", "friedman1"]
+    assert job_resources(block, jobs["all"])["mem_mb"] == 9000
+    assert "friedman1" in check(cfg(split_jobs="block", datasets=["diabetes", "friedman1"]))["krr"]["datasets"]
 
 
 def test_old_style_reference_label_gets_a_hint():

@@ -21,6 +21,9 @@ __all__ = ["plan", "job_config", "job_resources", "job_log", "obtain_dataset", "
            "run_study_job", "aggregate_study", "track_study_runs", "analyze_study", "study_claims", "claim_key",
            "gather_claims", "analysis_info", "claims_ledger"]
 
+#: the id of a block's one run job with ``split_jobs: block`` (its result file ``results/<study>/runs/all.csv``)
+BLOCK_JOB = "all"
+
 #: a job's resources when neither its methods nor its block set them
 DEFAULT_RESOURCES = {"threads": 1, "mem_mb": 2000, "runtime": 60}
 
@@ -29,11 +32,17 @@ DEFAULT_RESOURCES = {"threads": 1, "mem_mb": 2000, "runtime": 60}
 def plan(block):
     """``{job id: {"id", "datasets", "methods"}}``: the workflow's run jobs of a config block.
 
-    One job per data set (``split_jobs: dataset``, the default) or per data set and method
+    One job per data set (``split_jobs: dataset``, the default), per data set and method
     (``split_jobs: method``; each method block may then set its own ``threads``/``mem_mb``/
-    ``runtime``).
+    ``runtime``) or one job for the whole block (``split_jobs: block``, job id :data:`BLOCK_JOB`:
+    for blocks of many small data sets, whose jobs would be mostly Python start-up -- about 2.5 s of
+    imports each here, 4 on the slowest machine kind (issue 39); adding a data set then re-runs the
+    block).  The rows are the same either way: every stream comes from (study, data set, seed).
     """
-    by_method = block.get("split_jobs", "dataset") == "method"
+    how = block.get("split_jobs", "dataset")
+    if how == "block":
+        return {BLOCK_JOB: {"id": BLOCK_JOB, "datasets": list(block["datasets"]), "methods": list(block["methods"])}}
+    by_method = how == "method"
     out = []
     for ds in block["datasets"]:
         if by_method:
