@@ -38,6 +38,8 @@ of them give the same value bit for bit (branch-free, contraction only):
 
 from __future__ import annotations
 
+import threading
+
 import numba
 import numpy as np
 from llvmlite import ir
@@ -234,8 +236,7 @@ _SIGS_DOT4 = ["UniTuple(float64, 4)(float32[:, ::1], int64, float64[::1])",
               "UniTuple(float64, 4)(float64[:, ::1], int64, float64[::1])"]
 
 
-@numba.njit(_SIGS_DOT4, **_DOT)
-def _dot4(E, i, b):
+def _dot4_py(E, i, b):
     """``E[i:i + 4] @ b`` in float64 (one sweep over b)."""
     s0 = s1 = s2 = s3 = 0.0
     for j in range(b.size):
@@ -247,25 +248,21 @@ def _dot4(E, i, b):
     return s0, s1, s2, s3
 
 
-@numba.njit(["float64(float32[::1], float64[::1])", "float64(float64[::1], float64[::1])"], **_DOT)
-def _dot1(a, b):
+def _dot1_py(a, b):
     s = 0.0
     for j in range(a.size):
         s += np.float64(a[j]) * b[j]
     return s
 
 
-@numba.njit(["void(float64[::1], float32[:, ::1], int64, float64, float64, float64, float64)",
-             "void(float64[::1], float64[:, ::1], int64, float64, float64, float64, float64)"], **_JIT)
-def _axpy4(acc, E, i, u0, u1, u2, u3):
+def _axpy4_py(acc, E, i, u0, u1, u2, u3):
     """``acc += E[i:i + 4]^T u`` in float64 (one sweep over acc)."""
     for j in range(acc.size):
         acc[j] += (u0 * np.float64(E[i, j]) + u1 * np.float64(E[i + 1, j])) + \
             (u2 * np.float64(E[i + 2, j]) + u3 * np.float64(E[i + 3, j]))
 
 
-@numba.njit(["void(float64[::1], float32[::1], float64)", "void(float64[::1], float64[::1], float64)"], **_JIT)
-def _axpy1(acc, a, u):
+def _axpy1_py(acc, a, u):
     for j in range(a.size):
         acc[j] += u * np.float64(a[j])
 
@@ -277,13 +274,13 @@ def _gram_tile(E, VT, accT, exp_row):
         for q in range(4):
             exp_row(E[i + q])
         for c in range(VT.shape[0]):
-            u0, u1, u2, u3 = _dot4(E, i, VT[c])
-            _axpy4(accT[c], E, i, u0, u1, u2, u3)
+            u0, u1, u2, u3 = _dot4(E, i, VT[c])  # noqa: F821 - compiled on first use
+            _axpy4(accT[c], E, i, u0, u1, u2, u3)  # noqa: F821 - compiled on first use
         i += 4
     for q in range(i, r):
         exp_row(E[q])
         for c in range(VT.shape[0]):
-            _axpy1(accT[c], E[q], _dot1(E[q], VT[c]))
+            _axpy1(accT[c], E[q], _dot1(E[q], VT[c]))  # noqa: F821 - compiled on first use
 
 
 @numba.njit(inline="always")
@@ -293,35 +290,71 @@ def _t_tile(E, Yb, accT, exp_row):
         for q in range(4):
             exp_row(E[i + q])
         for c in range(Yb.shape[1]):
-            _axpy4(accT[c], E, i, Yb[i, c], Yb[i + 1, c], Yb[i + 2, c], Yb[i + 3, c])
+            _axpy4(accT[c], E, i, Yb[i, c], Yb[i + 1, c], Yb[i + 2, c], Yb[i + 3, c])  # noqa: F821 - compiled on first use
         i += 4
     for q in range(i, r):
         exp_row(E[q])
         for c in range(Yb.shape[1]):
-            _axpy1(accT[c], E[q], Yb[q, c])
+            _axpy1(accT[c], E[q], Yb[q, c])  # noqa: F821 - compiled on first use
 
 
-@numba.njit(["void(float32[:, ::1], float64[:, ::1], float64[:, ::1])"], **_JIT)
-def gram_tile_f32(E, VT, accT):
+def gram_tile_f32_py(E, VT, accT):
     """``accT += (K VT^T)^T K`` for the tile's kernel rows ``K = exp(min(E, 0))`` (E overwritten by K);
     VT, accT: (t, m)."""
     _gram_tile(E, VT, accT, exp_nonpos_f32)
 
 
-@numba.njit(["void(float64[:, ::1], float64[:, ::1], float64[:, ::1])"], **_JIT)
-def gram_tile_f64(E, VT, accT):
+def gram_tile_f64_py(E, VT, accT):
     """:func:`gram_tile_f32` for a float64 tile."""
     _gram_tile(E, VT, accT, exp_nonpos_f64)
 
 
-@numba.njit(["void(float32[:, ::1], float64[:, :], float64[:, ::1])"], **_JIT)
-def t_tile_f32(E, Yb, accT):
+def t_tile_f32_py(E, Yb, accT):
     """``accT += Yb^T K`` for the tile's kernel rows ``K = exp(min(E, 0))`` (E overwritten by K); Yb: (rows, t),
     accT: (t, m)."""
     _t_tile(E, Yb, accT, exp_nonpos_f32)
 
 
-@numba.njit(["void(float64[:, ::1], float64[:, :], float64[:, ::1])"], **_JIT)
-def t_tile_f64(E, Yb, accT):
+def t_tile_f64_py(E, Yb, accT):
     """:func:`t_tile_f32` for a float64 tile."""
     _t_tile(E, Yb, accT, exp_nonpos_f64)
+
+
+#: the streamed-product loops: ``name -> (Python source, signatures, options)``, in dependency order (the
+#: callees first: a loop's compilation looks its callees up in this module's globals)
+_STREAMED = {
+    "_dot4": (_dot4_py, _SIGS_DOT4, _DOT),
+    "_dot1": (_dot1_py, ["float64(float32[::1], float64[::1])", "float64(float64[::1], float64[::1])"], _DOT),
+    "_axpy4": (_axpy4_py, ["void(float64[::1], float32[:, ::1], int64, float64, float64, float64, float64)",
+                           "void(float64[::1], float64[:, ::1], int64, float64, float64, float64, float64)"], _JIT),
+    "_axpy1": (_axpy1_py, ["void(float64[::1], float32[::1], float64)", "void(float64[::1], float64[::1], float64)"],
+               _JIT),
+    "gram_tile_f32": (gram_tile_f32_py, ["void(float32[:, ::1], float64[:, ::1], float64[:, ::1])"], _JIT),
+    "gram_tile_f64": (gram_tile_f64_py, ["void(float64[:, ::1], float64[:, ::1], float64[:, ::1])"], _JIT),
+    "t_tile_f32": (t_tile_f32_py, ["void(float32[:, ::1], float64[:, :], float64[:, ::1])"], _JIT),
+    "t_tile_f64": (t_tile_f64_py, ["void(float64[:, ::1], float64[:, :], float64[:, ::1])"], _JIT),
+}
+_streamed_lock = threading.Lock()
+
+
+def _compile_streamed():
+    """Compile (load from numba's cache) the streamed-product loops, once per process, on first use.
+
+    Only the large-n CG passes (``Kernel.gram_mv(..., fused=True)``, ``t_mv``) call them: loading their 12
+    cached overloads at import cost every process ~0.2 s of CPU (8 of this module's 20 overloads are the
+    exp and thin-block loops every Gaussian kernel uses).  Same sources, signatures and options as when they
+    were decorated at import, so the same machine code; they stay in this file, so numba's cache of them is
+    invalidated with the exp they inline."""
+    with _streamed_lock:
+        g = globals()
+        for name, (fn, sigs, opts) in _STREAMED.items():
+            if name not in g:
+                g[name] = numba.njit(sigs, **opts)(fn)
+
+
+def __getattr__(name):
+    """PEP 562: the streamed-product loops (:data:`_STREAMED`) are compiled when first looked up."""
+    if name in _STREAMED:
+        _compile_streamed()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
