@@ -48,6 +48,7 @@ TINY = {
     }, "krc": {
         "datasets": ["wine", "bupa"],
         "seeds": [0, 1],
+        "split_jobs": "block",  # one run job for both data sets
         "kernels": {"gaussian": {"kernel": "gaussian", "gamma": "median"}},
         "methods": {
             "exact": {"approximation": "exact"},
@@ -249,6 +250,10 @@ def test_results_and_mlflow_hold_one_run_per_configuration(workdir):
     krc = pd.read_csv(workdir / "results/krc/results.csv")
     assert len(krc) == 2 * 2 * 2 and krc["test_accuracy"].between(0.5, 1).all()
     _mlflow_holds_the_results(workdir, "krc", len(krc))
+    # split_jobs: block: one run job, its result file holding both data sets' rows
+    jobs = tracking.active_runs("krc", f"sqlite:///{workdir}/mlflow.db", level="job")
+    assert list(jobs["tags.job_key"]) == ["krc/all"]
+    assert sorted(pd.read_csv(workdir / "results/krc/runs/all.csv")["dataset"].unique()) == ["bupa", "wine"]
     gnkr = pd.read_csv(workdir / "results/gnkr_tiny/results.csv")
     assert len(gnkr) == 2 * 2 * 2 * 2  # kernels x samplers x m x seeds
     assert sorted(gnkr["m"].unique()) == [20, 40] and set(gnkr["method"]) == {"US", "CS"}
