@@ -26,7 +26,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TIMING = {"fit_time", "sampling_time", "predict_time"}
+# one thread everywhere, as Snakemake's environment gives a 1-thread job: libraries loaded after
+# threadpool_limits (scipy's OpenBLAS, scikit-learn's OpenMP: imported on first use) would take every core
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+TIMING = {"fit_time", "sampling_time", "predict_time", "seconds"}  # by substring: sampling_seconds, ...
 
 
 def job_inputs(study, dataset, config, work, seeds=None):
@@ -40,7 +44,8 @@ def job_inputs(study, dataset, config, work, seeds=None):
     whole["studies"] = {study: whole["studies"][study]}  # this block alone: an older checkout may lack others' kinds
     block = check(whole)[study]
     kind = studies.get(block.get("kind", study))
-    job = jobs.plan(block)[dataset]
+    # the data set's own slice of the block, whether the workflow runs it alone or in a split_jobs: block job
+    job = {"id": dataset, "datasets": [dataset], "methods": list(block["methods"])}
     cfg = jobs.job_config(kind, block, job)
     if seeds:  # a part of the job: these seeds only
         cfg = {**cfg, "seeds": [int(s) for s in seeds]}
