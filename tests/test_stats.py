@@ -48,6 +48,46 @@ def test_hodges_lehmann_estimate_and_interval():
     assert np.isnan(stats.hodges_lehmann([1.0, 2.0, 3.0])[1])  # too few pairs for a 95% interval
 
 
+@pytest.mark.parametrize("n", [1, 2, 6, 7, 40, 401, 700])
+def test_hodges_lehmann_is_the_sorted_walsh_averages(n):
+    """Selection instead of a sort, the Walsh averages from a cached mask and the cached null distribution give
+    the textbook values bit for bit: the median of the sorted Walsh averages and W_(c+1), W_(M-c), with ties
+    and zeros, for the exact (n <= 400) and the normal (n > 400) critical value."""
+    rng = np.random.default_rng(n)
+    for d in (rng.normal(0.3, 1.0, n), np.round(rng.normal(0.3, 1.0, n), 1), np.where(rng.random(n) < 0.5, 0.0, 1.0)):
+        i, j = np.triu_indices(n)
+        walsh = np.sort((d[i] + d[j]) / 2.0)
+        m = len(walsh)
+        if n <= 400:
+            c = int(np.searchsorted(stats._signed_rank_cdf(n), 0.025, side="right")) - 1
+        else:
+            c = int(np.floor(n * (n + 1) / 4.0 + sps.norm.ppf(0.025) * np.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)))
+        want = (float(np.median(walsh)), *((float(walsh[c]), float(walsh[m - 1 - c])) if c >= 0 else (np.nan, np.nan)))
+        got = stats.hodges_lehmann(d)
+        np.testing.assert_array_equal(got, want)
+    # the cached null distribution is not the caller's to change: each call gets its own copy
+    stats._signed_rank_cdf(9)[:] = 0.0
+    assert stats._signed_rank_cdf(9)[-1] == 1.0
+
+
+def test_compare_pair_memo_gives_the_computed_result():
+    """A pair tested again (same arrays and options) gets the result computed for it, as a fresh dict; other
+    options or other values are tested anew."""
+    rng = np.random.default_rng(5)
+    a, b = rng.lognormal(size=30), rng.lognormal(size=30)
+    stats._PAIR_MEMO.clear()
+    first = stats.compare_pair(a, b)
+    first["p"] = -1.0  # the caller's copy
+    again = stats.compare_pair(list(a), b.copy())
+    assert again == stats._compare_pair(a, b, True, "auto", 0.95)
+    assert again["p"] != -1.0
+    assert stats.compare_pair(a, b, lower_is_better=False)["better"] == again["worse"]
+    assert stats.compare_pair(a, b, effect="difference")["effect"] == "difference"
+    b2 = b.copy()
+    b2[0] *= 2
+    assert stats.compare_pair(a, b2) == stats._compare_pair(a, b2, True, "auto", 0.95)
+
+
 def _frame(rng, n_sets=6, seeds=3):
     """Four methods on ``n_sets`` data sets: good < mid < bad by a constant factor, twin = good."""
     rows = []

@@ -44,6 +44,7 @@ SciPy's own (and the tests check ours against them).
 
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -162,8 +163,29 @@ def compare_pair(a, b, lower_is_better=True, effect="auto", confidence=0.95):
     signed-rank test (zeros dropped, ``zero_method="wilcox"``; 1.0 when every pair is tied or there is
     one pair) and its ``statistic``.
     """
-    a = round_significant(np.asarray(a, dtype=np.float64))
-    b = round_significant(np.asarray(b, dtype=np.float64))
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    # a study's stats, its answers and its claims test many pairs more than once (the paired tests against the
+    # reference are pairs of the win/tie/loss matrix too): the same arrays and options give the result again
+    key = (a.tobytes(), b.tobytes(), a.shape, b.shape, bool(lower_is_better), effect, float(confidence))
+    got = _PAIR_MEMO.get(key)
+    if got is None:
+        got = _compare_pair(a, b, lower_is_better, effect, confidence)
+        if len(_PAIR_MEMO) >= _PAIR_MEMO_SIZE:
+            _PAIR_MEMO.clear()
+        _PAIR_MEMO[key] = got
+    return dict(got)
+
+
+#: :func:`compare_pair`'s results by their inputs (cleared when full)
+_PAIR_MEMO = {}
+_PAIR_MEMO_SIZE = 1024
+
+
+def _compare_pair(a, b, lower_is_better, effect, confidence):
+    """:func:`compare_pair` itself (float64 arrays in)."""
+    a = round_significant(a)
+    b = round_significant(b)
     ok = np.isfinite(a) & np.isfinite(b)
     a, b = a[ok], b[ok]
     if effect == "auto":
@@ -340,7 +362,14 @@ _CD_COLUMNS = ["metric", "method", "mean_rank", "n_blocks", "n_datasets", "fried
 
 
 def _signed_rank_cdf(n):
-    """``P(T+ <= t)``, t = 0 .. n(n+1)/2, of the signed-rank statistic of ``n`` untied pairs under H0."""
+    """``P(T+ <= t)``, t = 0 .. n(n+1)/2, of the signed-rank statistic of ``n`` untied pairs under H0 (a copy of
+    the cached :func:`_signed_rank_cdf_cached`: a study's tests ask for the same ``n`` many times)."""
+    return _signed_rank_cdf_cached(int(n)).copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _signed_rank_cdf_cached(n):
+    """:func:`_signed_rank_cdf`, computed once per ``n`` (read-only)."""
     f = np.zeros(n * (n + 1) // 2 + 1)
     f[0] = 1.0
     top = 0
@@ -349,7 +378,17 @@ def _signed_rank_cdf(n):
         f[: top + 1] *= 0.5
         f[i: i + top + 1] += 0.5 * shifted
         top += i
-    return np.cumsum(f)
+    out = np.cumsum(f)
+    out.flags.writeable = False
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _upper_mask(n):
+    """The ``n x n`` boolean mask of ``i <= j`` (read-only, cached per ``n``)."""
+    mask = np.triu(np.ones((n, n), dtype=bool))
+    mask.flags.writeable = False
+    return mask
 
 
 def hodges_lehmann(d, confidence=0.95):
@@ -368,17 +407,21 @@ def hodges_lehmann(d, confidence=0.95):
     n = len(d)
     if n == 0:
         return np.nan, np.nan, np.nan
-    i, j = np.triu_indices(n)
-    walsh = np.sort((d[i] + d[j]) / 2.0)
+    # the Walsh averages, row by row of the upper triangle (i <= j), as (d_i + d_j) / 2
+    walsh = ((d[:, None] + d[None, :]) / 2.0)[_upper_mask(n)]
     m = len(walsh)
-    est = float(np.median(walsh))
     tail = (1.0 - confidence) / 2.0
     if n <= 400:
-        cdf = _signed_rank_cdf(n)
+        cdf = _signed_rank_cdf_cached(n)
         c = int(np.searchsorted(cdf, tail, side="right")) - 1  # largest t with P(T <= t) <= tail
     else:
         mean, sd = n * (n + 1) / 4.0, np.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
         c = int(np.floor(mean + sps.norm.ppf(tail) * sd))
+    # order statistics by selection, not a full sort: the median's one or two middle values and the interval's
+    # W_(c+1), W_(M-c) (the same values a sort puts there; np.median averages the middle two as before)
+    kth = {(m - 1) // 2, m // 2} | ({c, m - 1 - c} if c >= 0 else set())
+    walsh = np.partition(walsh, sorted(kth))
+    est = float(np.median(walsh))
     if c < 0:
         return est, np.nan, np.nan
     return est, float(walsh[c]), float(walsh[m - 1 - c])

@@ -100,8 +100,14 @@ def questions():
 
 def section(name):
     """The report section of the study kind ``name`` (the generic :class:`~nystrom_bench.sections.Section`
-    if it has none of its own)."""
-    _discover()
+    if it has none of its own).  Imports that kind's package only (an analysis job draws one kind: the others'
+    studies and methods are start-up it does not need); every kind's where ``name`` has no package."""
+    try:
+        importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+        _discover()
     return sections.registered().get(name, sections.Section)()
 
 

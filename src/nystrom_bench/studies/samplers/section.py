@@ -67,16 +67,19 @@ def curve_figure(df, info, metric, kernel, out_png):
     methods = _order(sub, info)
     colors = _colors(plt, methods)
     fig, axes = panels(plt, len(datasets), 3.0, 2.6)
+    # every line's points in one pass: (data set, method) -> geometric mean per m, m ascending
+    curves = {key: g.droplevel([0, 1]) for key, g in
+              sub.groupby(["dataset", "method", "m"])[metric].agg(_geomean).groupby(level=[0, 1])}
+    ms_of = sub.groupby("dataset")["m"].unique()
     for ax, ds in zip(axes.flat, datasets, strict=False):
-        d = sub[sub["dataset"] == ds]
         for meth in methods:
-            g = d[d["method"] == meth].groupby("m")[metric].apply(_geomean)
-            if len(g):
+            g = curves.get((ds, meth))
+            if g is not None and len(g):
                 ax.plot(g.index, g.to_numpy(), marker="o", ms=2.5, lw=1.0, color=colors[meth], label=meth,
                         ls="--" if meth == info.get("reference") else "-")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ms = sorted(d["m"].unique())
+        ms = sorted(ms_of[ds])
         ax.set_xticks(ms, [f"{v:g}" for v in ms])
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set_title(ds, fontsize=8)
