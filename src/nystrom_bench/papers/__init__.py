@@ -81,7 +81,9 @@ def _load(key):
     if not path.exists():
         raise PaperDataError(f"no paper data file {key!r}; choose one of {', '.join(available())}")
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # libyaml's safe loader where PyYAML has it: the same documents, ~12x faster (every analysis job reads
+        # all the paper files for its claims)
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise PaperDataError(f"{path}: not valid YAML: {exc}") from None
     return _check(key, doc)
