@@ -124,6 +124,17 @@ def pivot_pairs(df, metric, method_col="method", block_cols=("dataset", "seed"),
     return wide.dropna(axis=0, how="any") if complete else wide
 
 
+def _columns(wide):
+    """``{method: its column of a wide table as a float64 array}`` (a pair's rows are picked from these)."""
+    return {c: wide[c].to_numpy(dtype=np.float64) for c in wide.columns}
+
+
+def _both(x, y):
+    """The rows where both ``x`` and ``y`` have a value, in order (as ``wide[[a, b]].dropna()``)."""
+    ok = ~(np.isnan(x) | np.isnan(y))
+    return x[ok], y[ok]
+
+
 def _no_pairs_reason(df, method, reference, method_col, block_cols, metric):
     a, b = df[df[method_col] == method], df[df[method_col] == reference]
     if len(b) == 0:
@@ -243,11 +254,11 @@ def paired_tests(df, metric, reference, method_col="method", block_cols=("datase
     if reference not in wide.columns:
         raise NoPairsError(_no_pairs_reason(df, None, reference, method_col, block_cols, metric))
     rows = []
+    col = _columns(wide)
     for method in [c for c in wide.columns if c != reference]:
-        pair = wide[[method, reference]].dropna()
-        if len(pair) == 0:
+        a, b = _both(col[method], col[reference])
+        if len(a) == 0:
             raise NoPairsError(_no_pairs_reason(df, method, reference, method_col, block_cols, metric))
-        a, b = pair[method].to_numpy(), pair[reference].to_numpy()
         c = compare_pair(a, b, lower_is_better, effect, confidence)
         d = np.log(a) - np.log(b) if effect == "ratio" else a - b
         row = {
@@ -456,10 +467,10 @@ def pairwise_tests(df, metric, method_col="method", block_cols=("dataset", "seed
     order = [m for m in (methods or []) if m in wide.columns]
     order += [m for m in dict.fromkeys(df[method_col]) if m not in order]
     rows = []
+    col = _columns(wide)
     for a_i, a in enumerate(order):
         for b in order[a_i + 1:]:
-            pair = wide[[a, b]].dropna()
-            c = compare_pair(pair[a].to_numpy(), pair[b].to_numpy(), lower_is_better, effect, confidence)
+            c = compare_pair(*_both(col[a], col[b]), lower_is_better, effect, confidence)
             rows.append({"metric": metric, "method": a, "versus": b, "n_pairs": c["n_pairs"], "effect": effect,
                          "better": c["better"], "worse": c["worse"], "estimate": c["estimate"],
                          "ci_low": c["ci_low"], "ci_high": c["ci_high"],
