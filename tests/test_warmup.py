@@ -234,3 +234,30 @@ def test_seed_0_is_not_slower_than_the_other_seeds():
         every += ratios
     assert statistics.median(first) < 3, f"seed 0's first cell / other seeds, per job: {first}"
     assert statistics.median(every) < 3, f"seed 0 / other seeds, per cell: {every}"
+
+
+
+def _job_rows(kind, name, block, sets, warmed=None, log=None):
+    """Rows of ``sets`` run one after the other in this process, as one job of several data sets does."""
+    rows = []
+    for ds in sets:
+        X, y = data.obtain(ds)
+        cfg = {**block, "kind": kind, "datasets": [ds], "seeds": block["seeds"][:1]}
+        splits = {int(s): data.make_split(ds, int(s), len(X), y) for s in cfg["seeds"]}
+        rows += studies.get(kind).run(name, cfg, ds, X, y, splits, log, warmed=warmed)
+    return rows
+
+
+def test_a_job_of_several_data_sets_warms_up_once_per_kind_of_data():
+    """A split_jobs: block job runs several data sets in one process (jobs.run_study_job keeps one set for
+    them): the first-call costs are the process's, so it warms up on the first data set of each task (and
+    dense/sparse) only; the rows are those of a warm-up per data set."""
+    name, block = dict(_blocks())["selection"]
+    sets = ("boston", "bupa", "diabetes")  # regression, classification, regression again
+    log, warmed = _Log(), set()
+    rows = _job_rows("selection", name, block, sets, warmed, log.logger)
+    warm = log.warm()
+    assert len(warm) == 3 and all(line.startswith("warm-up (untimed") for line in warm[:2]), warm
+    assert warm[2] == "warm-up: none for diabetes, this process warmed up on regression and dense data already"
+    assert len(warmed) == 2 and ("regression", False) in warmed
+    _assert_same_rows(rows, _job_rows("selection", name, block, sets), "warmed once per kind of data")

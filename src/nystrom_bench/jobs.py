@@ -204,7 +204,7 @@ def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri
 
     kind = studies.get(job_cfg["kind"])
     t0 = time.perf_counter()
-    rows, inputs = [], {}
+    rows, inputs, warmed = [], {}, set()  # warmed: one warm-up per kind of data in the job (Study.run)
     for dataset, data_path, split_path in zip(job_cfg["datasets"], data_paths, split_paths, strict=True):
         arrays = data.load_npz(data_path)
         inputs[dataset] = _dataset_info(dataset, arrays)
@@ -213,7 +213,7 @@ def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri
         if missing:
             raise data.DataError(f"split file {split_path} lacks seeds {missing}; delete it and run again")
         rows += kind.run(study, job_cfg, dataset, arrays["X"], arrays["y"], splits, log=log,
-                         source_n_train=_source_n_train(arrays))
+                         source_n_train=_source_n_train(arrays), warmed=warmed)
     df = results.frame(study, rows, kind.coords)
     atomic.write_csv(df, out_csv)
     t1 = time.perf_counter()

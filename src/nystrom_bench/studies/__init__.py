@@ -431,13 +431,16 @@ class Study:
         return done
 
     # -- the loop ------------------------------------------------------------------------------------
-    def run(self, study, cfg, dataset, X, y, splits, log=None, source_n_train=None):
+    def run(self, study, cfg, dataset, X, y, splits, log=None, source_n_train=None, warmed=None):
         """Run every variant x seed x kernel x method x coord of ``cfg`` on one data set; return result rows.
 
         ``cfg`` is a job's config slice (:func:`nystrom_bench.jobs.job_config`) or a whole block; ``splits``
         maps each seed to the indices of :func:`nystrom_bench.data.make_split`.  With split overrides
         (``cfg["split"]`` or :meth:`variants`) the splits are drawn here instead (``source_n_train``:
-        the source's own training rows, for ``source`` splits).
+        the source's own training rows, for ``source`` splits).  ``warmed``: a set the caller keeps for
+        the whole job (:func:`nystrom_bench.jobs.run_study_job`) -- a job of several data sets warms up
+        once per kind of data (task, dense or sparse), as the first-call costs are the process's, not
+        the data set's; None: warm up here.
         """
         params = self.resolve_params(cfg.get("params"))
         job_methods = {label: self.method(label, block) for label, block in cfg["methods"].items()}
@@ -449,8 +452,16 @@ class Study:
                 split = self.prepare(data.apply_split(dataset, seed, X, y, idx, cfg.get("scaling", self.default_scaling)),
                                      params)
                 y_fit, state = self.targets(split)
-                if warm:  # once per job, before the first timed cell
-                    self._warm_up(log, study, cfg, dataset, seed, split, params, job_methods, extra)
+                if warm:  # once per job (per kind of data in a job of several data sets), before the first timed cell
+                    key = (split.info.get("task"), kernels.blas.issparse(split.X_train))
+                    if warmed is None or key not in warmed:
+                        self._warm_up(log, study, cfg, dataset, seed, split, params, job_methods, extra)
+                    elif log:
+                        log.info("warm-up: none for %s, this process warmed up on %s data already", dataset,
+                                 " and ".join(str(k) if i == 0 else ("sparse" if k else "dense")
+                                              for i, k in enumerate(key)))
+                    if warmed is not None:
+                        warmed.add(key)
                     warm = False
                 memo = {}
                 for klabel, kspec in cfg["kernels"].items():
