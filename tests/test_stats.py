@@ -70,6 +70,19 @@ def test_hodges_lehmann_is_the_sorted_walsh_averages(n):
     assert stats._signed_rank_cdf(9)[-1] == 1.0
 
 
+def test_nemenyi_friedman_equals_scikit_posthocs():
+    """Our Nemenyi p-values are scikit-posthocs' bit for bit (complete matrices, with ties; and one with a
+    missing value, which goes to scikit-posthocs itself)."""
+    import scikit_posthocs as skp
+
+    rng = np.random.default_rng(11)
+    for n, k in ((2, 3), (5, 4), (12, 7), (40, 14)):
+        values = np.round(rng.normal(size=(n, k)), 1)
+        np.testing.assert_array_equal(stats.nemenyi_friedman(values), skp.posthoc_nemenyi_friedman(values).to_numpy())
+    values[0, 0] = np.nan
+    np.testing.assert_array_equal(stats.nemenyi_friedman(values), skp.posthoc_nemenyi_friedman(values).to_numpy())
+
+
 def test_compare_pair_memo_gives_the_computed_result():
     """A pair tested again (same arrays and options) gets the result computed for it, as a fresh dict; other
     options or other values are tested anew."""

@@ -30,7 +30,8 @@ What a reader sees comes from two more analyses over every pair of methods
   Nemenyi test between every pair (and Holm's step-down against the reference, the
   z-test of Demsar's section 3.2.2), for a critical-difference diagram.
 
-Post-hoc tests: scikit-posthocs (:func:`scikit_posthocs.posthoc_nemenyi_friedman`,
+Post-hoc tests: scikit-posthocs (:func:`scikit_posthocs.posthoc_nemenyi_friedman`, whose
+operations :func:`nemenyi_friedman` repeats so that a job drawing no diagram need not import it,
 and its ``critical_difference_diagram`` in :mod:`nystrom_bench.report`) rather than
 autorank.  Both are maintained and both follow Demsar; autorank is a one-call
 pipeline that picks the test itself (normality checks, then repeated-measures ANOVA
@@ -54,7 +55,7 @@ from scipy import stats as sps
 __all__ = ["holm", "compare_pair", "paired_tests", "friedman", "pivot_pairs", "round_significant", "SIGNIFICANT_DIGITS", "study_tests",
            "run_study_stats", "NoPairsError",
            "ALL", "hodges_lehmann", "pairwise_tests", "critical_difference", "cd_table", "read_cd", "study_comparisons",
-           "MIN_CD_DATASETS"]
+           "MIN_CD_DATASETS", "nemenyi_friedman"]
 
 #: the scope label of a test over every coordinate value at once
 ALL = "all"
@@ -512,8 +513,6 @@ def critical_difference(df, metric, method_col="method", block_cols=("dataset", 
     ``cd``, ``nemenyi`` (DataFrame of p-values; all 1 when Friedman's p >= ``alpha``: no post-hoc
     test after a non-significant omnibus test), ``p_vs_reference_holm`` (dict) and ``reference``.
     """
-    import scikit_posthocs as skp
-
     df = df[df[metric].notna()]
     varying = [c for c in coords if c in df and df[c].notna().any() and df[c].nunique() > 1]
     cell = [*block_cols, *varying]
@@ -533,8 +532,7 @@ def critical_difference(df, metric, method_col="method", block_cols=("dataset", 
     res = sps.friedmanchisquare(*[per_block[c].to_numpy() for c in per_block.columns])
     block_ranks = pd.DataFrame(sps.rankdata(per_block.to_numpy(), axis=1), columns=per_block.columns)
     mean_ranks = block_ranks.mean().sort_values()
-    nemenyi = skp.posthoc_nemenyi_friedman(per_block.to_numpy())
-    nemenyi.index = nemenyi.columns = per_block.columns
+    nemenyi = pd.DataFrame(nemenyi_friedman(per_block.to_numpy()), index=per_block.columns, columns=per_block.columns)
     if not res.pvalue < alpha:
         nemenyi.loc[:, :] = 1.0
     q = sps.studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2.0)
@@ -549,6 +547,36 @@ def critical_difference(df, metric, method_col="method", block_cols=("dataset", 
     return {"metric": metric, "mean_ranks": mean_ranks, "n_blocks": int(n), "n_datasets": int(n_datasets),
             "friedman_stat": float(res.statistic), "friedman_p": float(res.pvalue), "cd": float(q * se),
             "nemenyi": nemenyi, "p_vs_reference_holm": vs_ref, "reference": reference}
+
+
+def nemenyi_friedman(values):
+    """The Nemenyi test of every pair of columns of a complete block x method matrix ``values`` (Demsar, JMLR
+    2006, section 3.2.2): the methods ranked within each block (ties averaged), the difference of two mean
+    ranks over ``sqrt(k (k + 1) / 6N)``, and its p-value from the studentized range with infinite degrees of
+    freedom (SciPy's).  Returns the ``k x k`` array of p-values (1 on the diagonal).
+
+    The same computation as scikit-posthocs' ``posthoc_nemenyi_friedman`` on a complete matrix, operation for
+    operation (the tests check the numbers are equal), without importing scikit-posthocs (with statsmodels and
+    seaborn) into a job that draws no critical-difference diagram.  A matrix with a missing value goes to
+    scikit-posthocs, which drops the incomplete blocks.
+    """
+    values = np.asarray(values)
+    if np.isnan(values).any():
+        import scikit_posthocs as skp
+
+        return skp.posthoc_nemenyi_friedman(values).to_numpy()
+    n, k = values.shape
+    ranks = sps.rankdata(values, axis=1, method="average")
+    mean_ranks = ranks.mean(axis=0)
+    vs = np.zeros((k, k))
+    upper = np.triu_indices(k, 1)
+    lower = np.tril_indices(k, -1)
+    differences = np.abs(mean_ranks[upper[0]] - mean_ranks[upper[1]])
+    q_values = differences / np.sqrt(k * (k + 1.0) / (6.0 * n))
+    vs[upper] = sps.studentized_range.sf(q_values * np.sqrt(2.0), k, np.inf)
+    vs[lower] = vs.T[lower]
+    np.fill_diagonal(vs, 1)
+    return vs
 
 
 def cd_table(result):
