@@ -1,5 +1,31 @@
-import numpy as np
-import pytest
+import os
+import sys
+
+
+def _threads_per_worker():
+    """The cores over the pytest-xdist workers (1 under `make test` on 2 cores)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cores // max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))))
+
+
+#: BLAS and OpenMP threads per test process.  Two workers with two OpenBLAS threads each oversubscribe 2 cores, and
+#: idle OpenBLAS threads spin: the same tests took 2.5-3x the CPU seconds (issue 39).  Set before numpy loads, so
+#: OpenBLAS starts no more threads (a BLAS loaded earlier is limited at run time); the subprocesses the tests start
+#: inherit it.  A variable set outside pytest wins (``OPENBLAS_NUM_THREADS=2 pytest`` tests with two); one this file
+#: set in xdist's controller process (_NB_TEST_THREADS, inherited by the workers) is set again for the worker.
+THREADS = _threads_per_worker()
+_PRESET = "OPENBLAS_NUM_THREADS" in os.environ and "_NB_TEST_THREADS" not in os.environ
+if not _PRESET:
+    os.environ["_NB_TEST_THREADS"] = str(THREADS)
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = str(THREADS)
+    if "numpy" in sys.modules:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(THREADS, user_api="blas")
+
+import numpy as np  # noqa: E402 - after the thread counts
+import pytest  # noqa: E402
 
 
 @pytest.fixture
