@@ -259,5 +259,5 @@ def test_a_job_of_several_data_sets_warms_up_once_per_kind_of_data():
     warm = log.warm()
     assert len(warm) == 3 and all(line.startswith("warm-up (untimed") for line in warm[:2]), warm
     assert warm[2] == "warm-up: none for diabetes, this process warmed up on regression and dense data already"
-    assert len(warmed) == 2 and ("regression", False) in warmed
+    assert len(warmed) == 2 and ("regression", "dense") in warmed
     _assert_same_rows(rows, _job_rows("selection", name, block, sets), "warmed once per kind of data")

@@ -35,8 +35,8 @@ def plan(block):
     One job per data set (``split_jobs: dataset``, the default), per data set and method
     (``split_jobs: method``; each method block may then set its own ``threads``/``mem_mb``/
     ``runtime``) or one job for the whole block (``split_jobs: block``, job id :data:`BLOCK_JOB`:
-    for blocks of many small data sets, whose jobs would be mostly Python start-up -- about 2.5 s of
-    imports each here, 4 on the slowest machine kind (issue 39); adding a data set then re-runs the
+    for blocks of many small data sets, whose jobs would be mostly Python start-up -- about 2.3 s of
+    imports each here, 3.5 on the slowest machine kind (issue 39); adding a data set then re-runs the
     block).  The rows are the same either way: every stream comes from (study, data set, seed).
     """
     how = block.get("split_jobs", "dataset")

@@ -453,13 +453,12 @@ class Study:
                                      params)
                 y_fit, state = self.targets(split)
                 if warm:  # once per job (per kind of data in a job of several data sets), before the first timed cell
-                    key = (split.info.get("task"), kernels.blas.issparse(split.X_train))
+                    key = (split.info.get("task"), "sparse" if kernels.blas.issparse(split.X_train) else "dense")
                     if warmed is None or key not in warmed:
                         self._warm_up(log, study, cfg, dataset, seed, split, params, job_methods, extra)
                     elif log:
-                        log.info("warm-up: none for %s, this process warmed up on %s data already", dataset,
-                                 " and ".join(str(k) if i == 0 else ("sparse" if k else "dense")
-                                              for i, k in enumerate(key)))
+                        log.info("warm-up: none for %s, this process warmed up on %s and %s data already",
+                                 dataset, *key)
                     if warmed is not None:
                         warmed.add(key)
                     warm = False

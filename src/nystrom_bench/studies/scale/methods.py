@@ -20,7 +20,6 @@ family("scale", key="approach", default="nystrom")
 #: KRR's own defaults of the options a scale block may set, literal so that importing the kind does not import
 #: scikit-learn (tests/test_scale_study.py checks them against ``KRR().get_params()``)
 KRR_DEFAULTS = {"solver": "auto", "dtype": "float64", "cg_tol": 1e-6, "cg_max_iter": 100}
-_KRR = KRR_DEFAULTS
 
 
 def sizes(value):
@@ -78,10 +77,10 @@ class NystromKRR(ScaleMethod):
     """KRR (LLA) on the shared landmarks; a row records the solver it ran and CG's iterations."""
 
     name = "nystrom"
-    options = {"solver": {"enum": ["auto", "direct", "cg"], "default": _KRR["solver"]},
-               "dtype": {"enum": ["float64", "float32"], "default": _KRR["dtype"]},
-               "cg_tol": {"type": "number", "minimum": 0, "default": _KRR["cg_tol"]},
-               "cg_max_iter": {"type": "integer", "minimum": 1, "default": _KRR["cg_max_iter"]}}
+    options = {"solver": {"enum": ["auto", "direct", "cg"], "default": KRR_DEFAULTS["solver"]},
+               "dtype": {"enum": ["float64", "float32"], "default": KRR_DEFAULTS["dtype"]},
+               "cg_tol": {"type": "number", "minimum": 0, "default": KRR_DEFAULTS["cg_tol"]},
+               "cg_max_iter": {"type": "integer", "minimum": 1, "default": KRR_DEFAULTS["cg_max_iter"]}}
     approximation = "nystrom"
 
     def estimator(self, trial):
