@@ -15,10 +15,88 @@ from .errors import DataError
 __all__ = ["obtain", "check_available", "keel_path"]
 
 
-def _from_sklearn(loader):
-    import sklearn.datasets as skd
+def _sklearn_data_dir():
+    """scikit-learn's bundled data files (``sklearn/datasets/data``), found without importing scikit-learn."""
+    import importlib.util
 
-    X, y = getattr(skd, loader)(return_X_y=True)
+    spec = importlib.util.find_spec("sklearn")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "datasets" / "data"
+    return path if path.is_dir() else None
+
+
+def _read_sklearn_csv(path):
+    """``sklearn.datasets.load_csv_data``'s parse: a header row ``n, d, names...``, then d floats and an int label."""
+    import csv
+
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = csv.reader(fh)
+        head = next(rows)
+        X = np.empty((int(head[0]), int(head[1])))
+        y = np.empty((int(head[0]),), dtype=int)
+        for i, row in enumerate(rows):
+            X[i] = np.asarray(row[:-1], dtype=np.float64)
+            y[i] = np.asarray(row[-1], dtype=int)
+    return X, y
+
+
+def _read_sklearn_gz(path, **kwargs):
+    import gzip
+
+    with gzip.open(path, mode="rt", encoding="utf-8") as fh:
+        return np.loadtxt(fh, **kwargs)
+
+
+def _sklearn_scale(X):
+    """``sklearn.preprocessing.scale(X, copy=False)`` of a dense array without NaNs: the same operations in
+    the same order (centre, re-centre if the mean is not close to 0, divide by the std, constant columns
+    divided by 1), so the same bits."""
+    mean = np.nanmean(X, axis=0)
+    std = np.nanstd(X, axis=0)
+    X -= mean
+    mean_1 = np.nanmean(X, axis=0)
+    if not np.allclose(mean_1, 0):
+        X -= mean_1
+    std[std < 10 * np.finfo(std.dtype).eps] = 1.0
+    X /= std
+    mean_2 = np.nanmean(X, axis=0)
+    if not np.allclose(mean_2, 0):
+        X -= mean_2
+    return X
+
+
+def _read_diabetes(d):
+    X = _sklearn_scale(_read_sklearn_gz(d / "diabetes_data_raw.csv.gz"))
+    X /= X.shape[0] ** 0.5
+    return X, _read_sklearn_gz(d / "diabetes_target.csv.gz")
+
+
+def _read_digits(d):
+    data = _read_sklearn_gz(d / "digits.csv.gz", delimiter=",")
+    return data[:, :-1], data[:, -1].astype(int, copy=False)
+
+
+#: scikit-learn's loaders (``return_X_y=True``, default arguments) read from its bundled files directly:
+#: importing ``sklearn.datasets`` costs about 2 CPU-s, most of an obtain job (issue 39); the arrays are
+#: the loaders' own bits (tests/test_data.py compares them with scikit-learn's loaders)
+_SKLEARN_READERS = {
+    "load_wine": lambda d: _read_sklearn_csv(d / "wine_data.csv"),
+    "load_breast_cancer": lambda d: _read_sklearn_csv(d / "breast_cancer.csv"),
+    "load_digits": _read_digits,
+    "load_diabetes": _read_diabetes,
+}
+
+
+def _from_sklearn(loader, direct=True):
+    """``(X, y)`` of scikit-learn's loader ``loader`` (``direct=False``: always through scikit-learn)."""
+    d = _sklearn_data_dir() if direct and loader in _SKLEARN_READERS else None
+    if d is not None:
+        X, y = _SKLEARN_READERS[loader](d)
+    else:
+        import sklearn.datasets as skd
+
+        X, y = getattr(skd, loader)(return_X_y=True)
     return X.astype(np.float64), y
 
 
