@@ -101,7 +101,6 @@ import logging
 import numpy as np
 import pandas as pd
 
-from . import stats
 from .report import fmt_num as _fmt
 from .report import fmt_p as _fmt_p
 from .results import format_coord
@@ -335,6 +334,8 @@ class _Setup:
 
     def pairs(self, rival, confidence=0.95):
         """:func:`stats.compare_pair` of ``a`` against ``rival`` over the blocks both have, with the rival's name."""
+        from . import stats  # here: the ledger job (gathering only) needs no scipy.stats
+
         sub = self.df[self.df[self.column].isin([self.a, rival])]
         if not (sub[self.column] == self.a).any():
             raise _NotTestable(f"{self.column} = {self.a!r} has no rows (values: "
@@ -449,6 +450,8 @@ def _better(s):
     reproduced: some rival beats ``a``, or none is beaten.  Partly: some but not all beaten, none
     beating ``a``.
     """
+    from . import stats  # here: the ledger job (gathering only) needs no scipy.stats
+
     if not s.b:
         raise ValueError(f"claim {s.claim['id']!r}: rule needs rivals 'b'")
     cs = [s.pairs(r) for r in s.b]
@@ -487,6 +490,8 @@ def _no_worse(s):
     within the margin of some, not shown for the rest.  A non-significant test alone never counts:
     absence of evidence is not evidence of no difference.
     """
+    from . import stats  # here: the ledger job (gathering only) needs no scipy.stats
+
     if not s.b:
         raise ValueError(f"claim {s.claim['id']!r}: rule needs rivals 'b'")
     k = len(s.b)
@@ -564,6 +569,8 @@ def _best_on_most(s):
     significant digits tie, and a tie for the best counts for ``a``): ``k of N`` data sets, judged
     against the paper's ``share`` (``all``, ``most`` or its own ``k/n``) by :func:`_share_verdict`,
     chance being one over the number of contenders."""
+    from . import stats  # here: the ledger job (gathering only) needs no scipy.stats
+
     share = parse_share(s.claim.get("share"), s.claim["id"])
     contenders = [s.a, *s.b]
     sub = s.df[s.df[s.column].isin(contenders)]
@@ -699,6 +706,8 @@ def _equivalent(s):
     significant digits (:func:`stats.round_significant`; a tolerance below ~5e-9 is therefore not
     resolved): reproduced when the largest is within ``tolerance`` (default 1e-6), partly within
     100 times that, else not reproduced."""
+    from . import stats  # here: the ledger job (gathering only) needs no scipy.stats
+
     tol = float(s.claim.get("tolerance", 1e-6))
     worst, parts = 0.0, []
     for rival in s.b:
