@@ -199,3 +199,35 @@ def test_set_up_names_the_blocks_parameters_with_long_grids_shortened():
     line = [t for t in report._setup_lines(df, info) if t.startswith("Parameters")]
     assert line == ["Parameters of the block: sigma_grid = 0.01, 0.1, 1, 10; lambda_grid = 1e-15, 1e-14, ..., "
                     "0.001 (13 values); extra_sigmas = none; standardize_target = True."]
+
+
+def test_save_png_holds_matplotlibs_pixels_as_a_palette_png(tmp_path):
+    """save_png takes the Agg canvas's raw RGBA (no PNG encoded and decoded on the way) and writes the palette
+    PNG of exactly the pixels matplotlib's own PNG holds, at the figure's size with and without a tight box."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    plt = report.pyplot()
+    for kw in ({}, {"bbox_inches": "tight"}):
+        fig, axes = report.panels(plt, 3)
+        for i, ax in enumerate(axes.flat[:3]):
+            ax.loglog([1, 10, 100], [1, 0.1 * (i + 1), 0.03], marker="o", label=f"m{i}")
+            ax.set_title("$10^{-2}$ panel")
+            ax.legend()
+        report.save_png(fig, tmp_path / "fig.png", dpi=120, **kw)
+        ref = io.BytesIO()
+        fig.savefig(ref, dpi=120, format="png", **kw)
+        plt.close(fig)
+        ref.seek(0)
+        with Image.open(tmp_path / "fig.png") as im:
+            assert im.mode == "P"
+            ours = np.asarray(im.convert("RGB"))
+        with Image.open(ref) as im:
+            theirs = np.asarray(im.convert("RGB"))
+            want = np.asarray(Image.open(io.BytesIO(report.palette_png(ref, 256))).convert("RGB"))
+        assert ours.shape == theirs.shape
+        np.testing.assert_array_equal(ours, want)  # the same pixels as the palette of matplotlib's own PNG
+        # the palette is the picture, to the nearest of 256 colours
+        assert np.abs(ours.astype(int) - theirs.astype(int)).mean() < 2
