@@ -14,7 +14,14 @@ if not config:
 
 
 
-validate(config, "config/schema.yaml")
+try:
+    validate(config, "config/schema.yaml")
+except Exception as exc:  # jsonschema's text appends the whole schema fragment: one line instead
+    from snakemake.exceptions import WorkflowError
+
+    from nystrom_bench.config import schema_error
+
+    raise WorkflowError(schema_error(exc)) from None
 
 # A cluster run logs from jobs on other hosts: the MLflow store should be a tracking server
 # (docs/guide/cluster.md), not a SQLite file.

@@ -11,7 +11,7 @@ landmark counts larger than a data set's training part, and the reference method
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "check", "enabled_studies", "datasets_of", "all_seeds", "workflow_schema"]
+__all__ = ["ConfigError", "check", "enabled_studies", "datasets_of", "all_seeds", "workflow_schema", "schema_error"]
 
 
 class ConfigError(ValueError):
@@ -136,6 +136,30 @@ def check(config):
     for study, block in enabled_studies(config).items():
         _check_block(study, block, known_kinds, known_data)
     return enabled_studies(config)
+
+
+def schema_error(exc):
+    """One line for a config that fails ``config/schema.yaml``: where, what, and the fix.
+
+    ``exc`` is what Snakemake's ``validate`` raised (a ``WorkflowError`` holding jsonschema's
+    ``ValidationError``) or the ``ValidationError`` itself; jsonschema's own text appends the whole schema
+    fragment (dozens of lines for a study block), so only its message and the offending key's path are
+    kept.  Anything else comes back as ``str(exc)``.
+    """
+    import jsonschema
+
+    errors, e = [], exc  # Snakemake's WorkflowError keeps jsonschema's error as the one it was raised in
+    while e is not None and len(errors) < 10:
+        errors.append(e)
+        e = e.__cause__ or e.__context__
+    error = next((e for e in errors if isinstance(e, jsonschema.ValidationError)), None)
+    if error is None:
+        return str(exc)
+    error = jsonschema.exceptions.best_match([error]) if not error.context else jsonschema.exceptions.best_match(
+        error.context)
+    where = ".".join(str(p) for p in error.absolute_path) or "the config's top level"
+    return (f"invalid config: {where}: {error.message}; fix it in the config file (the allowed keys and values: "
+            "config/schema.yaml, docs/guide/configuration.md)")
 
 
 def _params_schema(kind):
