@@ -15,10 +15,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_workflow import READS_RUN, ROOT, TINY, workdir  # noqa: F401 - workdir: the shared run (a fixture)
+from test_workflow import ROOT, TINY, workdir  # noqa: F401 - workdir: the shared run (a fixture)
 
 from nystrom_bench import jobs
 
+#: the two tests reading the tiny run here are no part of its xdist_group (test_workflow.READS_RUN): they only read
+#: it (their outputs go to tmp_path) and are the group's longest (about half its time after the build), so either
+#: worker runs them once the build is done (they are collected last; a worker reaching them sooner waits on its lock)
 pytestmark = pytest.mark.workflow
 HEAVY = ("matplotlib", "seaborn", "mlflow")
 
@@ -51,7 +54,6 @@ def _same_bytes(a, b):
     assert Path(a).read_bytes() == Path(b).read_bytes(), f"{a} differs from {b}"
 
 
-@READS_RUN
 def test_the_analysis_job_writes_what_the_separate_steps_wrote(workdir, tmp_path):  # noqa: F811 - the fixture
     from pypdf import PdfReader
 
@@ -161,7 +163,6 @@ def _first_importers(call, cwd):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@READS_RUN
 def test_each_step_imports_only_what_it_uses(workdir, tmp_path, mlflow_uri):  # noqa: F811 - the fixture
     block = _blocks()["gnkr_tiny"]
     info = _report_info("gnkr_tiny", block)
