@@ -71,8 +71,8 @@ dryrun: $(VENV)/.installed-run
 
 # pytest-xdist on TEST_WORKERS processes (default: the cores, at most 2; `make test TEST_WORKERS=4`, 0 = one
 # process); the tests sharing the tiny workflow run are one xdist_group, which --dist loadgroup keeps on one
-# worker (its two longest, only reading the run, go to either worker once it is built).  `make test` deselects the tests marked slow (over 30 s on the slowest machine kind); `make test-all`
-# (CI) runs them too.
+# worker (its two longest, only reading the run, go to either worker once it is built).  `make test` deselects
+# the tests marked slow (over 30 s on the slowest machine kind); `make test-all` (CI) runs them too.
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 2 ] && n=2; echo $$n)
 TEST_DIST    ?= loadgroup
 # --durations: the slowest tests of every run are listed (a test over 30 s on the slowest machine kind is marked slow)
