@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import linalg
 
-from nystrom_bench import data, results, selection, studies
+from nystrom_bench import data, results, selection, sharedwork, studies
 from nystrom_bench.config import ConfigError, check
 from nystrom_bench.studies.consistency import section as cons_mod
 from nystrom_bench.studies.selection import section as sel_mod
@@ -70,6 +70,7 @@ def test_one_k_tilde_per_method_and_width_and_the_exact_criteria_once(monkeypatc
 
     monkeypatch.setattr(selection, "criterion_values", spy)
     monkeypatch.setattr(studies.Study, "warm_up", lambda self, *args: None)  # count the real trials' calls
+    sharedwork.MEMO.clear()  # as in a fresh job: nothing shared from an earlier test's run on the same data
     block = _block()
     kind, rows = _run(block)
     # one call per (method, width): Original's is the reference every method reads, computed once

@@ -114,9 +114,10 @@ class ClusterKernel(_TransductiveKernel):
                  cut=None, power=2.0, n_components=0.1):
         _set_params(self, locals())
 
-    def _fit(self, X, y, labelled, k):
-        """Build the cluster kernel on X, its factor of rank k; y (-1 for unlabelled samples) only sets the
-        default ``cut``."""
+    def _spectrum(self, X, k):
+        """``(w, U)``: the k largest eigenpairs of ``D^{-1/2} K D^{-1/2}`` (steps 1-2), decreasing (no labels:
+        a caller may share them between fits on the same X and kernel, e.g. the gen_nystrom study across its
+        seeds)."""
         n = len(X)
         K = self.kernel_(X)
         if np.any(K < -1e-12):
@@ -127,7 +128,12 @@ class ClusterKernel(_TransductiveKernel):
         K *= s[:, None]
         K *= s[None, :]
         w, U = linalg.eigh(K, subset_by_index=[n - k, n - 1], overwrite_a=True, check_finite=False)
-        w, U = w[::-1], U[:, ::-1]
+        return w[::-1], U[:, ::-1]
+
+    def _fit(self, X, y, labelled, k):
+        """Build the cluster kernel on X, its factor of rank k; y (-1 for unlabelled samples) only sets the
+        default ``cut``."""
+        w, U = self._spectrum(X, k)
         self.cut_ = int(self.cut) if self.cut is not None else len(np.unique(y[labelled]))
         phi = transfer(w, self.transfer, self.cut_, self.power)
         F = U * np.sqrt(phi)

@@ -130,11 +130,16 @@ class SpectralGraphKernel(_TransductiveKernel):
     def __init__(self, n_neighbors=10, n_components=0.1):
         _set_params(self, locals())
 
+    def _spectrum(self, X, k):
+        """``(w, Phi)``: the k smallest eigenpairs of the k-NN graph Laplacian of X, increasing (no labels: a
+        caller may share them between fits on the same X, e.g. the gen_nystrom study across its seeds)."""
+        return linalg.eigh(knn_laplacian(X, self.n_neighbors), subset_by_index=[0, k - 1], overwrite_a=True,
+                           check_finite=False)
+
     def _fit(self, X, y, labelled, k):
         """Learn the weights of the k smoothest eigenvectors on X with the labels of y (-1 for unlabelled samples)."""
         n = len(X)
-        w, Phi = linalg.eigh(knn_laplacian(X, self.n_neighbors), subset_by_index=[0, k - 1], overwrite_a=True,
-                             check_finite=False)
+        w, Phi = self._spectrum(X, k)
         yl = y[labelled]
         T = np.where(yl[:, None] == yl[None, :], 1.0, -1.0)
         free = w <= 1e-8 * max(float(np.max(np.abs(w))), 1.0)  # eigenvalue 0: constant on a component

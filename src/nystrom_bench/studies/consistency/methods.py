@@ -11,7 +11,10 @@ One trial's estimator computes every criterion of the study at the trial's width
 (:func:`nystrom_bench.selection.criterion_values`): its ``fit`` keeps ``values_`` =
 ``{criterion: (value, seconds)}`` and ``exact_``, the same on K -- shared by every method of a
 (data set, seed) through ``trial.shared(("exact", gamma))``, which the ``exact`` method itself
-reuses.  :meth:`Criterion.fit_key` is the width, so the criteria (a coord) of one (method,
+reuses.  The deterministic approximations (``exact``, ``optimal``, ``mcm``) are computed once per
+data set (the bits of X and y) and settings and reused for every seed where the training part is the
+same (:func:`deterministic_values`; consistency_mcm's whole grids): their rows are equal for every such
+seed, and their ``seconds`` are the one computation's, charged to each row.  :meth:`Criterion.fit_key` is the width, so the criteria (a coord) of one (method,
 width) come from one K~ and share its landmarks.
 
 :meth:`Criterion.assumption` says why a K~ is outside its approximation's assumptions (``""``
@@ -27,7 +30,7 @@ import warnings
 
 import numpy as np
 
-from ... import approx, kernels, papers, selection
+from ... import approx, kernels, papers, selection, sharedwork
 from ...methods import Method, check_sampler, family, register
 
 family("criterion", key="approximation", default="nystrom")
@@ -52,10 +55,23 @@ def settings(params, y):
             "spectrum": params["spectrum"]}
 
 
+def deterministic_values(X, y, gamma, approximation, criteria, common, opts):
+    """``{criterion: (value, seconds)}`` of a deterministic approximation (``exact``, ``optimal``, ``mcm``: no
+    landmark randomness), computed once per data set and settings and reused by the job's later seeds
+    (:data:`nystrom_bench.sharedwork.MEMO`, keyed by the bits of X and y, the width, the approximation, the
+    criteria and their settings and the build options): the same bits for every seed, and every row that
+    reused them is charged the seconds of their one computation (the ``seconds`` they carry)."""
+    key = ("criterion_values", approximation, float(gamma), tuple(criteria), sorted(common.items()),
+           sorted(opts.items()))
+    value, _, _ = sharedwork.MEMO.get((X, y), key, lambda: selection.criterion_values(
+        X, y, gamma, approximation, tuple(criteria), **common, **opts))
+    return dict(value)
+
+
 def exact_values(trial, X, y, gamma, common):
-    """Every criterion of width ``gamma`` on K: once per (data set, seed) and width."""
-    return trial.shared(("exact", gamma), lambda: selection.criterion_values(
-        X, y, gamma, "exact", tuple(trial.params["criteria"]), **common))
+    """Every criterion of width ``gamma`` on K: once per data set and width (:func:`deterministic_values`)."""
+    return trial.shared(("exact", gamma), lambda: deterministic_values(
+        X, y, gamma, "exact", trial.params["criteria"], common, {}))
 
 
 class Criterion(Method):
@@ -69,9 +85,16 @@ class Criterion(Method):
         return {}
 
     def values(self, trial, X, y, gamma, common, opts):
-        """``{criterion: (value, seconds)}`` of width ``gamma`` on this method's K~."""
-        return selection.criterion_values(X, y, gamma, self.name, tuple(trial.params["criteria"]), seed=trial.rng,
-                                          **common, **opts)
+        """``{criterion: (value, seconds)}`` of width ``gamma`` on this method's K~.  The ``leverage`` sampler
+        shares K's tridiagonal reduction between the seeds of one training part
+        (:class:`~nystrom_bench.sharedwork.SharedLeverage`, the same landmarks bit for bit); a draw that reused
+        it is charged the reduction's measured seconds in every criterion's seconds."""
+        shared = sharedwork.SharedLeverage() if opts.get("sampler") == "leverage" else None
+        out = selection.criterion_values(X, y, gamma, self.name, tuple(trial.params["criteria"]), seed=trial.rng,
+                                         **common, **{**opts, **({"sampler": shared} if shared else {})})
+        if shared is not None and shared.shared_seconds:
+            out = {name: (value, seconds + shared.shared_seconds) for name, (value, seconds) in out.items()}
+        return out
 
     def estimator(self, trial):
         return _Values(self, trial)
@@ -96,6 +119,7 @@ class _Values:
         self.method, self.trial = method, trial
 
     def fit(self, X, y):
+        sharedwork.MEMO.enter(self.trial.study, self.trial.dataset)
         gamma = float(2.0 ** self.trial.coords["log2_gamma"])
         common = settings(self.trial.params, y)
         opts = self.method.build(self.trial.params, len(X), self.trial.split.info)
@@ -120,6 +144,9 @@ class Exact(Criterion):
 class Optimal(Criterion):
     name = "optimal"
     options = {"rank": _RANK}
+
+    def values(self, trial, X, y, gamma, common, opts):
+        return deterministic_values(X, y, gamma, self.name, trial.params["criteria"], common, opts)
 
     def build(self, params, n, info):
         return {"rank": int(self.opts.get("rank", params["k"]))}
@@ -188,6 +215,9 @@ class MCM(Criterion):
             raise ValueError(f"mcm: grid {list(grid)} has {math.prod(grid)} cells but the training part has {n} "
                              "points; use grid: data or grid: levels")
         return {"grid": [int(g) for g in grid]}
+
+    def values(self, trial, X, y, gamma, common, opts):
+        return deterministic_values(X, y, gamma, self.name, trial.params["criteria"], common, opts)
 
     def assumption(self, X, gammas, mu, opts):
         """MCM's assumptions at the widths ``gammas`` (:meth:`nystrom_bench.approx.MCMOperator.assumption`,

@@ -19,9 +19,11 @@ an implementation here are :data:`NOT_IMPLEMENTED`; a block asking for one gets 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from ... import learners, sampling
+from ... import learners, sampling, sharedwork
 from ...methods import Method, check_sampler, family, register
 
 #: the paper's baselines without an implementation here: its column name -> (table, what it is)
@@ -69,6 +71,8 @@ class _LinearOnFactor:
         self.y_lab_ = y[self.lab_]
         self.learner_, G = self.learn(X, y)
         self.svc_, self.G_unl_ = self._train(G)
+        #: seconds of shared work this fit reused instead of computing (:func:`shared_spectrum`): charged to its row
+        self.shared_seconds_ = float(getattr(self.learner_, "shared_seconds_", 0.0))
         return self
 
     def _train(self, G):
@@ -195,26 +199,51 @@ class CSI(_Factor):
         return learners.CSI(**_kernel_params(trial), n_components=trial.params["landmark_fraction"])
 
 
+@functools.cache
+def shared_spectrum(base):
+    """The learner class ``learners.<base>`` (SpectralGraphKernel or ClusterKernel) whose label-free
+    eigendecomposition (``_spectrum``) is computed once per data set and settings and reused by the
+    job's later fits (:data:`nystrom_bench.sharedwork.MEMO`; every seed of the study uses all rows, only
+    the labelled set changes), bit for bit.  A fit that reused it records the seconds of its one
+    computation as ``shared_seconds_`` (0 where it computed it on its own clock): the row charges them."""
+    cls = getattr(learners, base)
+
+    def _spectrum(self, X, k):
+        kern = getattr(self, "kernel_", None)
+        key = (base, k, getattr(self, "n_neighbors", None),
+               None if kern is None else (repr(kern), str(getattr(kern, "dtype", ""))))
+        value, seconds, hit = sharedwork.MEMO.get(X, key, lambda: cls._spectrum(self, X, k))
+        self.shared_seconds_ = seconds if hit else 0.0
+        return value
+
+    return type(f"Shared{base}", (cls,), {"_spectrum": _spectrum, "__module__": __name__,
+                                          "__doc__": f"{base} with its eigendecomposition shared: see shared_spectrum."})
+
+
 @register
 class Spectral(_Factor):
-    """Spectral graph kernel (Zhu et al.): :class:`~nystrom_bench.learners.SpectralGraphKernel`."""
+    """Spectral graph kernel (Zhu et al.): :class:`~nystrom_bench.learners.SpectralGraphKernel` (its Laplacian's
+    eigendecomposition shared across the job's fits, :func:`shared_spectrum`)."""
 
     name = "spectral"
     reported = ("n_components_", "alignment_")
 
     def make(self, trial):
-        return learners.SpectralGraphKernel(n_components=trial.params["landmark_fraction"])
+        sharedwork.MEMO.enter(trial.study, trial.dataset)
+        return shared_spectrum("SpectralGraphKernel")(n_components=trial.params["landmark_fraction"])
 
 
 @register
 class Cluster(_Factor):
-    """Cluster kernel (Chapelle et al.): :class:`~nystrom_bench.learners.ClusterKernel`."""
+    """Cluster kernel (Chapelle et al.): :class:`~nystrom_bench.learners.ClusterKernel` (its normalised kernel's
+    eigendecomposition shared across the job's fits, :func:`shared_spectrum`)."""
 
     name = "cluster"
     reported = ("n_components_", "cut_")
 
     def make(self, trial):
-        return learners.ClusterKernel(**_kernel_params(trial), n_components=trial.params["landmark_fraction"])
+        sharedwork.MEMO.enter(trial.study, trial.dataset)
+        return shared_spectrum("ClusterKernel")(**_kernel_params(trial), n_components=trial.params["landmark_fraction"])
 
 
 @register

@@ -11,7 +11,9 @@ validation part of the training part (:func:`tuned`: once per data set, seed and
 - ``nystrom`` (default): c = ratio x n landmarks drawn by its ``sampler`` (the trial's coord
   ``ratio``) from the trial's stream; one nu-SVM training serves GSA and LLA (:meth:`fit_key`:
   the ratio; the mode is a predict option), KRR fits once per mode (the coord ``integration``) on
-  the same landmarks.
+  the same landmarks.  The ``leverage`` sampler's eigendecomposition of K shares its tridiagonal
+  reduction across the ratios (:class:`~nystrom_bench.sharedwork.SharedLeverage`, the same landmarks bit for bit); a fit that
+  reused it is charged its measured seconds (:func:`charged_seconds`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from ... import kernels, learners, sampling
+from ... import kernels, learners, sampling, sharedwork
 from ...methods import Method, check_sampler, family, register
 
 family("integration", key="approximation", default="nystrom")
@@ -134,6 +136,12 @@ class ExactMachine(Method):
         return exact_record(trial)
 
 
+def charged_seconds(est):
+    """Seconds of shared work a fitted machine reused (its :class:`~nystrom_bench.sharedwork.SharedLeverage`
+    sampler's), charged to its row."""
+    return float(getattr(getattr(est, "sampler", None), "shared_seconds", 0.0))
+
+
 @register
 class NystromMachine(Method):
     family = "integration"
@@ -149,7 +157,9 @@ class NystromMachine(Method):
         n = len(trial.split.X_train)
         c = max(1, min(n, int(round(trial.coords["ratio"] * n))))
         mode = {} if classify(trial) else {"mode": trial.coords["integration"]}
-        return machine(trial, n_components=c, sampler=self.opts["sampler"], **mode, random_state=trial.rng)
+        sharedwork.MEMO.enter(trial.study, trial.dataset)
+        sampler = sharedwork.SharedLeverage() if self.opts["sampler"] == "leverage" else self.opts["sampler"]
+        return machine(trial, n_components=c, sampler=sampler, **mode, random_state=trial.rng)
 
     def fit_key(self, trial):
         return (trial.coords["ratio"],) if classify(trial) else None  # the nu-SVM: one fit, GSA and LLA

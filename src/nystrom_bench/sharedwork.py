@@ -1,0 +1,241 @@
+"""Deterministic work a run job shares across seeds and methods: computed once, charged to every row.
+
+Some fits of a job compute a result that depends only on the data and a few settings, not on the
+seed or the method: the spectral and cluster kernels' eigendecompositions in the gen_nystrom kind
+(every seed uses all rows, only the labelled set changes), the exact, optimal-rank and MCM criteria
+of the consistency kind on a fixed grid (MCM is deterministic; the seeds vary the samplers).  Such a
+result is computed once per data set (:data:`MEMO`) and returned, bit for bit, to every later fit
+that asks for it with the same inputs.
+
+The timing rule: a fit that reused a shared result is *charged* the measured seconds of that
+result's one computation (as :meth:`nystrom_bench.learners.GNKR.fit_path` charges cached
+column-norm probabilities), so a row's seconds still answer "what does this fit cost" -- the
+first fit measures the work on its own clock, every later one adds the first one's measurement
+(:meth:`SharedWork.get` returns it) instead of doing the work again.
+
+A key covers every input that changes the result: the data's bits (a SHA-256 digest of the array's
+dtype, shape and bytes, never ``id()``; :func:`digest`) and the caller's settings (kernel and its
+parameters, rank, ...).  Memory is bounded: the memo holds one data set of one study at a time (a
+kind's method calls :meth:`SharedWork.enter` with the trial's study and data set: another one empties
+it), and never more than :attr:`SharedWork.max_bytes` of arrays (the oldest results go first).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+import numpy as np
+
+__all__ = ["MEMO", "SharedLeverage", "SharedWork", "digest", "tridiagonal", "top_eigh_tridiagonal"]
+
+
+def digest(*parts):
+    """A SHA-256 hex digest of ``parts``: arrays by dtype, shape and bytes (C order), anything else by ``repr``.
+
+    Two arrays of equal values but another dtype or shape digest differently, as do ``0.1`` and
+    ``0.1 + 1e-17`` when they differ in bits (``repr`` of a float is its shortest round-trip form).
+    """
+    h = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, np.ndarray):
+            h.update(f"ndarray{part.dtype.str}{part.shape}".encode())
+            h.update(np.ascontiguousarray(part).data)
+        else:
+            h.update(repr(part).encode())
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+def _read_only(value):
+    """``value`` with its arrays (also inside tuples, lists and dicts) made read-only: a caller that would
+    write into a shared result raises instead of changing what the next fit gets."""
+    if isinstance(value, np.ndarray):
+        value.setflags(write=False)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _read_only(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _read_only(v)
+    return value
+
+
+def _nbytes(value):
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, (tuple, list)):
+        return sum(_nbytes(v) for v in value)
+    if isinstance(value, dict):
+        return sum(_nbytes(v) for v in value.values())
+    return 0
+
+
+class SharedWork:
+    """A memo of deterministic results of one data set, each with the seconds its computation took.
+
+    Attributes
+    ----------
+    hits, misses : int
+        Lookups answered from the memo and computed, since creation or :meth:`clear`.
+    """
+
+    #: the most bytes of arrays held; beyond it the oldest results are dropped
+    max_bytes = 512 * 2**20
+
+    def __init__(self):
+        self._store, self._scope = {}, None
+        self.hits = self.misses = 0
+
+    def enter(self, *scope):
+        """Work on ``scope`` (a study and data set): results of another scope are dropped first."""
+        if scope != self._scope:
+            self._store, self._scope = {}, scope
+
+    def get(self, data, key, make):
+        """``(value, seconds, hit)``: ``make()`` computed once for the data ``data`` and ``key``.
+
+        Parameters
+        ----------
+        data : ndarray or tuple of ndarrays
+            The data the result is computed from (its digest is part of the key).
+        key : hashable
+            Everything else the result depends on (what is computed, kernel and parameters, rank...);
+            its ``repr`` enters the digest, so floats are told apart by their bits.
+        make : callable
+            Computes the result; it must be deterministic in ``data`` and ``key``.
+
+        Returns
+        -------
+        value
+            ``make()``'s result, its arrays read-only (the same object on every hit).
+        seconds : float
+            The wall seconds of the one ``make()`` call: what a fit that reused it is charged.
+        hit : bool
+            Whether ``value`` came from the memo (the caller charges ``seconds``) or was computed now
+            (the caller's clock measured it already).
+        """
+        full = (digest(*(data if isinstance(data, tuple) else (data,))), digest(key))
+        if full in self._store:
+            self.hits += 1
+            value, seconds, _ = self._store[full]
+            return value, seconds, True
+        self.misses += 1
+        t0 = time.perf_counter()
+        value = _read_only(make())
+        seconds = time.perf_counter() - t0
+        self._store[full] = (value, seconds, _nbytes(value))
+        while len(self._store) > 1 and sum(v[2] for v in self._store.values()) > self.max_bytes:
+            del self._store[next(iter(self._store))]  # the oldest (dicts keep insertion order)
+        return value, seconds, False
+
+    @property
+    def nbytes(self):
+        """Bytes of the arrays held."""
+        return sum(v[2] for v in self._store.values())
+
+    def clear(self):
+        """Drop every stored result and reset the counts."""
+        self._store, self._scope = {}, None
+        self.hits = self.misses = 0
+
+
+
+
+# -- the top eigenpairs of one matrix at several ranks: its tridiagonal reduction once ------------------------
+def tridiagonal(A):
+    """The tridiagonal reduction of the symmetric ``A`` (lower triangle) exactly as LAPACK's ``dsyevr`` makes it
+    inside ``scipy.linalg.eigh(A, subset_by_index=...)``: ``dsytrd`` with the workspace ``dsyevr`` gives it
+    (SciPy's optimal ``dsyevr`` workspace less 5 n), so :func:`top_eigh_tridiagonal` continues bit for bit.
+
+    Returns ``None`` where that path does not apply (not float64, n < 2, or a matrix ``dsyevr`` would scale
+    first: max |a_ij| outside [1e-100, 1e100]); else a dict ``{"c", "d", "e", "tau", "lwork"}``.  The
+    reduction is ~(4/3) n^3 of the eigendecomposition's ~(4/3) n^3 + O(n^2 k) flops (Golub & Van Loan,
+    Matrix Computations, 4th ed., Sec. 8.3.1): what a sampler that needs the top-k eigenvectors of one K at
+    several k can share."""
+    from scipy.linalg import lapack
+
+    A = np.asarray(A)
+    n = A.shape[0]
+    if A.dtype != np.float64 or A.ndim != 2 or n < 2 or A.shape[1] != n:
+        return None
+    anrm = float(np.max(np.abs(A)))
+    if not (1e-100 <= anrm <= 1e100):  # dsyevr would scale A first (ISCALE)
+        return None
+    lwork = int(lapack.dsyevr_lwork(n, lower=1)[0])
+    c, d, e, tau, info = lapack.dsytrd(np.array(A, order="F"), lower=1, lwork=lwork - 5 * n)
+    if info != 0:
+        return None
+    return {"c": c, "d": d, "e": e, "tau": tau, "lwork": lwork}
+
+
+def top_eigh_tridiagonal(tri, k):
+    """The top-k eigenpairs, largest first, from :func:`tridiagonal`'s reduction: ``(w, U)``, the bits of
+    :func:`nystrom_bench.lowrank.top_eigh` (``dsyevr``'s path for an index range below the whole spectrum:
+    ``dstebz`` bisection, ``dstein`` inverse iteration, the back-transformation ``dormtr`` = ``dormqr`` on
+    the reflectors below the diagonal, and ``dsyevr``'s selection sort); ``None`` where ``dsyevr`` would take
+    another path (k = n: ``dstemr``) or a step fails -- the caller then calls ``top_eigh`` itself."""
+    from scipy.linalg import lapack
+
+    c, d, e, tau, lwork = tri["c"], tri["d"], tri["e"], tri["tau"], tri["lwork"]
+    n = len(d)
+    k = min(int(k), n)
+    if not 1 <= k < n:
+        return None
+    m, w, iblock, isplit, info = lapack.dstebz(d, e, 2, 0.0, 0.0, n - k + 1, n, 0.0, "B")  # RANGE='I', ORDER='B'
+    if info != 0 or m != k:
+        return None
+    w = np.array(w[:m])
+    z, info = lapack.dstein(d, e, w, iblock, isplit)
+    if info != 0:
+        return None
+    z = np.asfortranarray(z[:, :m])
+    cq, _, info = lapack.dormqr("L", "N", c[1:, : n - 1], tau[: n - 1], z[1:, :], lwork - 2 * n)  # dsyevr: LWORK - INDE + 1
+    if info != 0:
+        return None
+    z[1:, :] = cq
+    for j in range(m - 1):  # dsyevr's sort: the smallest remaining eigenvalue swapped into place j
+        i = j + int(np.argmin(w[j:]))
+        if w[i] < w[j]:
+            w[[i, j]] = w[[j, i]]
+            z[:, [i, j]] = z[:, [j, i]]
+    if not np.isfinite(w).all():
+        return None
+    return w[::-1], z[:, ::-1]
+
+
+#: the process's memo
+MEMO = SharedWork()
+
+
+class SharedLeverage:
+    """The ``leverage`` sampler (:func:`nystrom_bench.sampling.leverage`: rank-k leverage scores of K, k =
+    ceil(c / 2)) with K's tridiagonal reduction -- the bulk of its eigendecomposition -- computed once per
+    kernel matrix (its bits) and shared by every draw on it (:data:`MEMO`): the integration kind's machines of
+    every landmark ratio (one training part and tuned width), the consistency kind's seeds on one training
+    part; each draw's top-k eigenpairs continue from it bit for bit (:func:`top_eigh_tridiagonal`), so the
+    landmarks are those of ``sampling.leverage`` with the same generator (Gittens & Mahoney, JMLR 2016: the
+    rank-k leverage scores; ``sampling.leverage`` says why k = ceil(c / 2)).
+    ``shared_seconds``: the seconds of the reduction when this draw reused it (0 where it computed it on
+    the fit's own clock) -- the row charges them."""
+
+    __name__ = "leverage"
+
+    def __init__(self):
+        self.shared_seconds = 0.0
+
+    def __call__(self, X, kernel, c, rng, rank=None):
+        from . import lowrank, sampling
+
+        n = X.shape[0]
+        if n > sampling.LEVERAGE_WARN_N:  # its warning and its path, unshared
+            return sampling.leverage(X, kernel, c, rng, rank=rank)
+        K = kernel(X)
+        k = int(rank or -(-c // 2))
+        tri, seconds, hit = MEMO.get(K, ("tridiagonal",), lambda: tridiagonal(K))
+        self.shared_seconds = seconds if hit else 0.0
+        pairs = None if tri is None else top_eigh_tridiagonal(tri, k)
+        _, U = lowrank.top_eigh(K, k) if pairs is None else pairs
+        p = np.einsum("ij,ij->i", U, U)
+        p = np.maximum(p, 0)
+        return rng.choice(n, size=c, replace=False, p=p / p.sum())
