@@ -192,3 +192,23 @@ def test_memo_holds_one_study_and_data_set_at_a_time():
     assert memo.get(np.ones(3), "x", lambda: None)[2] is True
     memo.enter("gen_nystrom", "german_keel")  # another data set: dropped
     assert memo.nbytes == 0 and memo.get(np.ones(3), "x", lambda: 1)[:3:2] == (1, False)
+
+
+def test_memo_apart_keeps_the_warm_up_to_itself():
+    memo = sharedwork.SharedWork()
+    memo.get(np.ones(3), "x", lambda: 1)
+    with memo.apart():
+        assert memo.get(np.ones(3), "x", lambda: 2)[:3:2] == (2, False)
+        memo.get(np.zeros(3), "y", lambda: 3)
+    assert memo.get(np.ones(3), "x", lambda: None)[0] == 1 and memo.get(np.zeros(3), "y", lambda: 4)[0] == 4
+
+
+@pytest.mark.parametrize("kind", ["gen_nystrom", "consistency", "integration"])
+def test_the_kinds_warm_up_apart(kind, monkeypatch):
+    from nystrom_bench import studies
+
+    seen = []
+    monkeypatch.setattr(studies.Study, "warm_up", lambda self, *a, **k: seen.append(sharedwork.MEMO._store) or None)
+    sharedwork.MEMO.get(np.ones(2), "kept", lambda: 1)
+    studies.get(kind).warm_up()
+    assert seen and seen[0] is not sharedwork.MEMO._store and sharedwork.MEMO.get(np.ones(2), "kept", lambda: 0)[2]

@@ -22,6 +22,7 @@ it), and never more than :attr:`SharedWork.max_bytes` of arrays (the oldest resu
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 
@@ -128,6 +129,18 @@ class SharedWork:
         while len(self._store) > 1 and sum(v[2] for v in self._store.values()) > self.max_bytes:
             del self._store[next(iter(self._store))]  # the oldest (dicts keep insertion order)
         return value, seconds, False
+
+    @contextlib.contextmanager
+    def apart(self):
+        """Work in a memo of its own inside the block, the stored results untouched (the study loop's untimed
+        warm-up: its slice could equal a small data set, whose results a timed row must not be charged with
+        the warm-up's cold seconds)."""
+        saved = self._store, self._scope
+        self._store, self._scope = {}, None
+        try:
+            yield self
+        finally:
+            self._store, self._scope = saved
 
     @property
     def nbytes(self):
