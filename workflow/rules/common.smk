@@ -99,3 +99,25 @@ STUDY_CLAIMS = {s: [claim_key(c) for c in study_claims(_papers.all_claims(), s, 
 
 def study_claim_keys(wildcards):
     return canonical(KeyList(STUDY_CLAIMS[wildcards.study]))
+
+
+# The obtain and split jobs (data.smk) run their scripts as commands (`shell:`): a `script:` job's process imports
+# Snakemake and unpickles its preamble, about 0.1 CPU-s and 0.3 s of wall time of each of these small jobs
+# (issue 39).  The script is an input (its path from this file, not the working directory); the
+# interpreter is the environment's `python` where Snakemake deploys one (--use-conda, containers,
+# modules), as `script:` would use, else this Snakemake's own.
+import os as _os
+import sys as _sys
+
+
+class _Interpreter(str):
+    """The data jobs' interpreter; its repr (what Snakemake compares to decide whether params changed)
+    names no path, so moving the environment re-runs nothing."""
+
+    def __repr__(self):
+        return "'python'"
+
+
+DATA_PYTHON = _Interpreter("python" if workflow.deployment_settings.deployment_method else _sys.executable)
+_SCRIPTS = _os.path.join(workflow.current_basedir.get_path_or_uri(secret_free=True), "..", "scripts")
+DATA_SCRIPT = {name: _os.path.normpath(_os.path.join(_SCRIPTS, f"{name}.py")) for name in ("obtain", "split")}

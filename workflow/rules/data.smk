@@ -4,10 +4,13 @@
 # resolved in the job, so the path is no param and moving the cache re-runs nothing); their
 # checksums are kept in the lock file.  resources/data/{dataset}.npz is this rule's output only.
 rule obtain:
+    input:
+        script=DATA_SCRIPT["obtain"],
     output:
         "resources/data/{dataset}.npz",
     params:
         dataset=lambda wildcards: wildcards.dataset,
+        python=DATA_PYTHON,
         lock=config.get("data", {}).get("lock", "config/datasets.lock"),
     log:
         "results/logs/obtain/{dataset}.log",
@@ -19,18 +22,20 @@ rule obtain:
         runtime=60,
     conda:
         "../../environment.yml"
-    script:
-        "../scripts/obtain.py"
+    shell:
+        "{params.python:q} {input.script:q} {wildcards.dataset:q} {output:q} {log:q} --lock {params.lock:q}"
 
 
 # Stage 2: deterministic train/test splits for every seed that any study uses.
 rule split:
     input:
-        "resources/data/{dataset}.npz",
+        data="resources/data/{dataset}.npz",
+        script=DATA_SCRIPT["split"],
     output:
         "results/splits/{dataset}.npz",
     params:
         seeds=lambda wildcards: all_seeds(config, wildcards.dataset),
+        python=DATA_PYTHON,
     log:
         "results/logs/split/{dataset}.log",
     benchmark:
@@ -41,5 +46,5 @@ rule split:
         runtime=10,
     conda:
         "../../environment.yml"
-    script:
-        "../scripts/split.py"
+    shell:
+        "{params.python:q} {input.script:q} {wildcards.dataset:q} {input.data:q} {output:q} {log:q} --seeds {params.seeds}"
