@@ -14,8 +14,8 @@ One trial's estimator computes every criterion of the study at the trial's width
 reuses.  The deterministic approximations (``exact``, ``optimal``, ``mcm``) are computed once per
 data set (the bits of X and y) and settings and reused for every seed where the training part is the
 same (:func:`deterministic_values`; consistency_mcm's whole grids): their rows are equal for every such
-seed, and their ``seconds`` are the one computation's, charged to each row.  :meth:`Criterion.fit_key` is the width, so the criteria (a coord) of one (method,
-width) come from one K~ and share its landmarks.
+seed, and their ``seconds`` are the one computation's, charged to each row.  :meth:`Criterion.fit_key`
+is the width, so the criteria (a coord) of one (method, width) come from one K~ and share its landmarks.
 
 :meth:`Criterion.assumption` says why a K~ is outside its approximation's assumptions (``""``
 where they hold; only MCM has any): the row records it as the param ``assumption``, which the

@@ -48,8 +48,8 @@ class ConsistencyStudy(Study):
         "modified Nystrom with uniform+adaptive^2 columns, MCM), for every Gaussian width on a log2 grid. "
         "relative_gap = |C(K~) - C(K)| / C(K); seconds = time to build K~ (sampling included) and evaluate the "
         "criterion for one width (a deterministic K~ -- Original, OptApp, MCM -- is computed once per training "
-        "part and reused by the other seeds, each row charged that computation's measured seconds). Tables average over widths (and seeds); paired tests pair on data set, seed "
-        "and width within each criterion."
+        "part and reused by the other seeds, each row charged that computation's measured seconds). Tables "
+        "average over widths (and seeds); paired tests pair on data set, seed and width within each criterion."
     )
     family = "criterion"
     tasks = ("regression", "binary")

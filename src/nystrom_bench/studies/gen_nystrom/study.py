@@ -14,8 +14,8 @@ predicting the unlabelled samples (the fit and the prediction; the gen_nystrom m
 ``lambda_path`` of the paper's Fig. 1 is recorded outside it).  The spectral and cluster kernels'
 eigendecompositions do not depend on the labels, so a job computes each once per data set and reuses
 it for every seed (:func:`~nystrom_bench.studies.gen_nystrom.methods.shared_spectrum`); a row that
-reused one is charged its one computation's measured seconds (:mod:`nystrom_bench.sharedwork`).  The paper's tables and Fig. 1 are
-the report section's (:mod:`nystrom_bench.studies.gen_nystrom.section`).
+reused one is charged its one computation's measured seconds (:mod:`nystrom_bench.sharedwork`).  The
+paper's tables and Fig. 1 are the report section's (:mod:`nystrom_bench.studies.gen_nystrom.section`).
 """
 
 from __future__ import annotations
