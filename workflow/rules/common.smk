@@ -103,7 +103,7 @@ def study_claim_keys(wildcards):
 
 # The obtain and split jobs (data.smk) run their scripts as commands (`shell:`): a `script:` job's process imports
 # Snakemake and unpickles its preamble, about 0.1 CPU-s and 0.3 s of wall time of each of these small jobs
-# (issue 39).  The script is an input (its path from this file, not the working directory); the
+# (issue 39).  The script is an input (found from this file, not the working directory); the
 # interpreter is the environment's `python` where Snakemake deploys one (--use-conda, containers,
 # modules), as `script:` would use, else this Snakemake's own.
 import os as _os
@@ -120,4 +120,14 @@ class _Interpreter(str):
 
 DATA_PYTHON = _Interpreter("python" if workflow.deployment_settings.deployment_method else _sys.executable)
 _SCRIPTS = _os.path.join(workflow.current_basedir.get_path_or_uri(secret_free=True), "..", "scripts")
-DATA_SCRIPT = {name: _os.path.normpath(_os.path.join(_SCRIPTS, f"{name}.py")) for name in ("obtain", "split")}
+
+
+def _data_script(name):
+    """The script's path, relative to the working directory where it lies below it: an input path, so a
+    moved or copied project must give the same one (else Snakemake re-runs every obtain job)."""
+    path = _os.path.normpath(_os.path.join(_SCRIPTS, f"{name}.py"))
+    rel = _os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+DATA_SCRIPT = {name: _data_script(name) for name in ("obtain", "split")}
