@@ -162,7 +162,7 @@ def tridiagonal(A):
     (SciPy's optimal ``dsyevr`` workspace less 5 n), so :func:`top_eigh_tridiagonal` continues bit for bit.
 
     Returns ``None`` where that path does not apply (not float64, n < 2, or a matrix ``dsyevr`` would scale
-    first: max |a_ij| outside [1e-100, 1e100]); else a dict ``{"c", "d", "e", "tau", "lwork"}``.  The
+    first: max ``|a_ij|`` outside [1e-100, 1e100]); else a dict ``{"c", "d", "e", "tau", "lwork"}``.  The
     reduction is ~(4/3) n^3 of the eigendecomposition's ~(4/3) n^3 + O(n^2 k) flops (Golub & Van Loan,
     Matrix Computations, 4th ed., Sec. 8.3.1): what a sampler that needs the top-k eigenvectors of one K at
     several k can share."""
