@@ -139,7 +139,7 @@ def save_png(fig, out_png, dpi=150, **savefig_kw):
     # its PNG holds, without encoding a PNG to decode it again, ~0.08 s a many-panel figure)
     buf = _AggPixels()
     fig.savefig(buf, dpi=dpi, format="rgba", **savefig_kw)
-    data = _palette_bytes(Image.fromarray(buf.rgba, "RGBA"), 256)
+    data = _palette_bytes(Image.fromarray(buf.rgba), 256)  # (height, width, 4) uint8: RGBA
     return replace_into(out_png, lambda tmp: Path(tmp).write_bytes(data))
 
 
