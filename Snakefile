@@ -1,9 +1,16 @@
 # nystrom-bench workflow: obtain data -> split -> run -> analysis per study (aggregate, stats, figures, claims,
 # report; MLflow logging beside it: track_runs) -> claims ledger -> summary -> track_reports.
 # Thin on purpose: validation and helpers live in workflow/rules/common.smk, one rule file per stage.
+import os
+
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
+
+# The jobs that log to MLflow would otherwise start its usage telemetry (a thread that fetches a config from
+# the internet and sends usage records): a reproduction runs offline and sends nothing. The jobs inherit
+# this process's environment (sbatch passes it on a cluster); MLFLOW_DISABLE_TELEMETRY=false turns it back on.
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 
 # The default config is read only when no --configfile/--config is given: Snakemake would
