@@ -3,7 +3,7 @@ and the generic layers never name a study kind or one of its labels (they read t
 
 From the ground up (DESIGN.md, "Layers"): the small utilities; kernels, data, results (and lowrank,
 the dense factors samplers and approximations share); sampling,
-criteria, solvers; approx; learners; selection; the services stats, report, tracking (which never
+criteria, solvers; sharedwork (the run jobs' memo of deterministic work); approx; learners; selection; the services stats, report, tracking (which never
 import a study), claims, findings; studies; config, jobs.  A module may import a lower layer or
 a module of its own package (``learners.krr`` -> ``learners._base``).
 """
@@ -19,6 +19,7 @@ LAYERS = [
     {"atomic", "seeding", "provenance", "profiling", "_names", "_cli", "fastexp", "_fastexp_numba", "papers"},
     {"kernels", "data", "results", "lowrank"},
     {"sampling", "criteria", "solvers", "integration"},
+    {"sharedwork"},  # a run job's memo of deterministic work (its shared leverage sampler uses sampling, lowrank)
     {"approx"},
     {"learners", "spectrum"},
     {"selection"},
