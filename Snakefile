@@ -11,6 +11,10 @@ min_version("9.0")
 # the internet and sends usage records): a reproduction runs offline and sends nothing. The jobs inherit
 # this process's environment (sbatch passes it on a cluster); MLFLOW_DISABLE_TELEMETRY=false turns it back on.
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+# Python's string hashing is salted per process, and scikit-posthocs draws the critical-difference bars in the
+# order of a set: each run drew other pixels (krr's cd_test_mse.png: 1,292 of them between two hash seeds).
+# One seed for every job makes a re-run's figures (and the PDFs and HTML report that embed them) the same bytes.
+os.environ.setdefault("PYTHONHASHSEED", "0")
 
 
 # The default config is read only when no --configfile/--config is given: Snakemake would

@@ -231,3 +231,41 @@ def test_save_png_holds_matplotlibs_pixels_as_a_palette_png(tmp_path):
         np.testing.assert_array_equal(ours, want)  # the same pixels as the palette of matplotlib's own PNG
         # the palette is the picture, to the nearest of 256 colours
         assert np.abs(ours.astype(int) - theirs.astype(int)).mean() < 2
+
+
+_CD_SCRIPT = """
+import sys
+import numpy as np, pandas as pd
+from nystrom_bench import report
+names = ["a", "b", "c", "d", "e", "f"]
+ranks = pd.Series([1.2, 1.9, 2.6, 3.1, 4.4, 5.3], index=names)
+p = pd.DataFrame(1.0, index=names, columns=names)  # overlapping groups: a-c, b-d, c-e, d-f
+for i, x in enumerate(names):
+    for j, y in enumerate(names):
+        if abs(i - j) > 2:
+            p.loc[x, y] = 0.001
+report.cd_figure(ranks, p, sys.argv[1], cd=1.5)
+"""
+
+
+def test_critical_difference_figure_bytes_follow_the_hash_seed_which_the_workflow_fixes(tmp_path):
+    """scikit-posthocs draws the bars in the order of a Python set, so the PNG's pixels depend on the
+    process's string-hash seed; the Snakefile gives every job one seed (PYTHONHASHSEED=0), so a re-run draws
+    the same bytes."""
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    def draw(seed, name):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed), "MPLBACKEND": "Agg"}
+        subprocess.run([sys.executable, "-c", _CD_SCRIPT, str(tmp_path / name)], env=env, check=True)
+        return (tmp_path / name).read_bytes()
+
+    first, again = draw(0, "a.png"), draw(0, "b.png")
+    assert first == again
+    snakefile = (Path(__file__).resolve().parents[1] / "Snakefile").read_text()
+    assert re.search(r'os\.environ\.setdefault\("PYTHONHASHSEED", "0"\)', snakefile)
+    assert any(draw(seed, f"s{seed}.png") != first for seed in (1, 2, 3, 4)), \
+        "the figure no longer depends on the hash seed: the Snakefile's PYTHONHASHSEED may go"
