@@ -79,7 +79,7 @@ def _read_digits(d):
 
 #: scikit-learn's loaders (``return_X_y=True``, default arguments) read from its bundled files directly:
 #: importing ``sklearn.datasets`` costs about 2 CPU-s, most of an obtain job (issue 39); the arrays are
-#: the loaders' own bits (tests/test_data.py compares them with scikit-learn's loaders)
+#: the loaders' own bits (tests/test_sources_sklearn.py compares them with scikit-learn's loaders)
 _SKLEARN_READERS = {
     "load_wine": lambda d: _read_sklearn_csv(d / "wine_data.csv"),
     "load_breast_cancer": lambda d: _read_sklearn_csv(d / "breast_cancer.csv"),

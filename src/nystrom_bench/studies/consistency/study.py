@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import data, papers, selection, sharedwork
+from ... import data, papers, selection
 from .. import Study, register
 
 #: the papers' settings (AAAI 2019 Sec. "Empirical Studies"; TNNLS 2020 Sec. VII): the defaults of ``params:``
@@ -93,10 +93,6 @@ class ConsistencyStudy(Study):
     kernel_keys = ()
     kernel_keys_note = " (the width is the coord log2_gamma, from params.log2_gammas)"
     predicts = False
-
-    def warm_up(self, *args, **kwargs):
-        with sharedwork.MEMO.apart():  # the untimed warm-up shares no work with the timed rows
-            return super().warm_up(*args, **kwargs)
 
     def check_data(self, params, dataset, n_train):
         n = int(data.info(dataset)["shape"][0])

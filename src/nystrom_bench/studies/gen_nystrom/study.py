@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import sharedwork
 from .. import Study, register
 
 
@@ -81,10 +80,6 @@ class GenNystromStudy(Study):
                          "description": "record the error at every lambda (the paper's Fig. 1)"},
     }
     kernel_names = ("gaussian",)
-
-    def warm_up(self, *args, **kwargs):
-        with sharedwork.MEMO.apart():  # the untimed warm-up shares no work with the timed rows
-            return super().warm_up(*args, **kwargs)
 
     # -- config checks ---------------------------------------------------------------------------
     def check_data(self, params, dataset, n_train):

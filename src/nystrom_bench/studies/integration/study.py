@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import sharedwork
 from ...integration import approximation_error, approximation_errors
 from .. import Study, register
 from .methods import CLASSIFICATION, charged_seconds, classify, exact_machine
@@ -93,10 +92,6 @@ class IntegrationStudy(Study):
     kernel_names = ("gaussian",)
     kernel_keys = ()
     kernel_keys_note = " (gamma is tuned over params.gamma_scales / the median squared distance)"
-
-    def warm_up(self, *args, **kwargs):
-        with sharedwork.MEMO.apart():  # the untimed warm-up shares no work with the timed rows
-            return super().warm_up(*args, **kwargs)
 
     def coord_grid(self, params, method, dataset):
         if method.name == "exact":
