@@ -205,9 +205,9 @@ def test_memo_apart_keeps_the_warm_up_to_itself():
 
 @pytest.mark.parametrize("kind", ["gen_nystrom", "consistency", "integration"])
 def test_the_kinds_warm_up_apart(kind, monkeypatch):
-    from nystrom_bench import studies
-
     import logging
+
+    from nystrom_bench import studies
 
     seen = []  # the study loop's warm-up (Study._warm_up around every kind's warm_up) works in a memo apart
     monkeypatch.setattr(studies.Study, "warm_up", lambda self, *a, **k: seen.append(sharedwork.MEMO._store) or None)
