@@ -323,3 +323,31 @@ def test_column_norm_path_computes_every_width_once(reg, monkeypatch):
     for s in SIGMAS:
         np.testing.assert_array_equal(cache[s][0], sampling.column_norm_probabilities(
             X, kernels.make("epanechnikov", sigma=s)))
+
+
+@pytest.mark.parametrize("sigma", [0.05, 0.1, 1.0])
+def test_gaussian_gram_without_subnormals_gives_the_kernels_eigendecomposition(sigma, small_blocks):
+    """_gaussian_gram (each chunk of C scaled by 2^s before its SYRK, the sum scaled back): C^T y bit for
+    bit; C^T C bit for bit wherever its products stay normal (everywhere at sigma = 1), the rest only in
+    entries below 2^-950; the coefficient path of every lambda bit for bit that of Kernel.gram's Gram."""
+    from nystrom_bench.learners.gnkr import _eigh_path, _gram
+
+    rng = np.random.default_rng(7)
+    X = rng.uniform(0, 6, size=(1300, 1))  # 1-D points spread wide: exp(-d^2 / (2 sigma^2)) spans 1 ... 0
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=1300)
+    Z = X[rng.choice(1300, 80, replace=False)]
+    kern = kernels.make("gaussian", sigma=sigma)
+    G0, b0 = kern.gram(X, Z, y)
+    G, b = _gram(kern, X, Z, y)
+    np.testing.assert_array_equal(b, b0)
+    C = kern(X, Z)
+    if sigma == 1.0:  # every entry above 2^-511: no product of two is subnormal
+        assert C.min() > 2.0**-511
+        np.testing.assert_array_equal(G, G0)
+    else:  # the case it exists for: entries whose products are subnormal, and G differs only far below them
+        assert np.any((C > 0) & (C < 2.0**-511)) and np.any((G0 > 0) & (G0 < 2.0**-1022))
+        big = np.abs(G0) >= 2.0**-950
+        np.testing.assert_array_equal(G[big], G0[big])
+        assert np.all(np.abs(G - G0) < 2.0**-950) and np.any(G != G0)  # (the scaled path ran)
+    np.testing.assert_array_equal(_eigh_path(G, b, 1300, LAMS), _eigh_path(G0, b0, 1300, LAMS))
+    np.testing.assert_array_equal(gnkr_path(X, y, Z, kern, LAMS), _eigh_path(G0, b0, 1300, LAMS))
