@@ -85,6 +85,32 @@ def test_criterion_values_gives_both_criteria_from_one_operator(xy):
         assert both[name][0] == alone[name][0]
 
 
+@pytest.mark.parametrize("approximation, opts", [("exact", {}), ("mcm", {}),
+                                               ("nystrom", {"sampler": "adaptive_ms", "rank": 5})])
+def test_criterion_paths_are_each_criterions_own_path_from_one_build(xy, approximation, opts, monkeypatch):
+    X, y = xy
+    builds = []
+    build = selection.build_operator
+    monkeypatch.setattr(selection, "build_operator", lambda *a, **k: builds.append(1) or build(*a, **k))
+    both = selection.criterion_paths(X, y, GAMMAS, approximation, mu=0.01, seed=7, n_components=20, **opts)
+    assert len(builds) == len(GAMMAS)  # one K~ per width for both criteria
+    for name in selection.CRITERIA:
+        alone = selection.criterion_path(X, y, GAMMAS, approximation, name, mu=0.01, seed=7, n_components=20, **opts)
+        pd.testing.assert_series_equal(both[name].table["criterion"], alone.table["criterion"], check_exact=True)
+        assert both[name].best_index == alone.best_index
+        assert (both[name].table["seconds"] > 0).all()
+    assert len(builds) == 3 * len(GAMMAS)
+    # the criterion evaluated second sees the operator as built, not with the first one's Cholesky factor
+    seen = []
+    c_ipe = selection.criteria.c_ipe
+    monkeypatch.setattr(selection.criteria, "c_ipe", lambda op, *a, **k: seen.append(len(getattr(op, "_chol", {})))
+                        or c_ipe(op, *a, **k))
+    selection.criterion_paths(X, y, GAMMAS[:2], approximation, mu=0.01, seed=7, n_components=20, **opts)
+    assert seen == [0, 0]
+    with pytest.raises(ValueError, match="unknown criterion 'loo'"):
+        selection.criterion_paths(X, y, GAMMAS, approximation, ("c_ree", "loo"))
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"criterion": "loo"}, "unknown criterion 'loo'"),
     ({"approximation": "svd"}, "unknown approximation 'svd'"),

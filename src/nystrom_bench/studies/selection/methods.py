@@ -41,14 +41,23 @@ class _Selects:
     family = "selection"
 
     def select(self, trial, X, y, grid):
-        """``(SelectionResult, what the row records of the selection)``."""
+        """``(SelectionResult, what the row records of the selection)``.
+
+        Every criterion's path comes from one K~ per width (:func:`nystrom_bench.selection.criterion_paths`:
+        the bits of its own :func:`~nystrom_bench.selection.criterion_path`, each candidate charged the
+        build's measured seconds plus its own criterion), computed by the (data set, seed)'s first trial of
+        this method and kept for its other criteria, as is the path's assumption check (untimed): the
+        criteria do not change the build, and the stream is the same for every criterion (common random
+        numbers, :meth:`~nystrom_bench.studies.Study.rng_names`)."""
         p = trial.params
         opts = self.build(p, len(X), trial.split.info)
         common = settings(p, y)
-        res = selection.criterion_path(X, y, grid, self.name, trial.coords["criterion"], mu=p["mu"],
-                                       noise_sd=common["noise_sd"], spectrum=p["spectrum"], seed=trial.rng,
-                                       **opts)
-        reason = self.assumption(X, grid, p["mu"], opts)  # over the whole path: any width can win the arg-min
+        paths = trial.shared(("criterion_paths", trial.label), lambda: selection.criterion_paths(
+            X, y, grid, self.name, tuple(p["criteria"]), mu=p["mu"], noise_sd=common["noise_sd"],
+            spectrum=p["spectrum"], seed=trial.rng, **opts))
+        res = paths[trial.coords["criterion"]]
+        # over the whole path: any width can win the arg-min
+        reason = trial.shared(("assumption", trial.label), lambda: self.assumption(X, grid, p["mu"], opts))
         return res, {"approximation": self.name, **opts, **({"assumption": reason} if reason else {})}
 
     def estimator(self, trial):
