@@ -307,7 +307,7 @@ def test_shared_gram_and_column_norms_equal_the_kernels_bit_for_bit(d, small_blo
 
 def test_column_norm_path_computes_every_width_once(reg, monkeypatch):
     """Column-norm probabilities of an Epanechnikov path: one pass for every missing width, cached."""
-    from nystrom_bench.learners import gnkr as mod
+    from nystrom_bench.learners import _gnkr_path as mod
 
     X, y, _, _ = reg
     calls, real = [], mod._epanechnikov_column_norm_probabilities

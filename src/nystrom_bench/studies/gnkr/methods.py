@@ -1,8 +1,9 @@
 """The GNKR family: generalized Nystrom kernel regression over a (sigma, lambda) grid (the gnkr study).
 
 A block's ``sampler`` picks the method: ``uniform`` (US) or ``column_norm`` (CS) landmarks.  A trial's
-estimator (:class:`_GNKRPath`) runs :meth:`~nystrom_bench.learners.GNKR.fit_path` three times, in this
-order, with the trial's random stream continued across them: on the whole training part over
+estimator (:class:`_GNKRPath`) runs :meth:`~nystrom_bench.learners.GNKR.fit_path`'s path
+(:func:`nystrom_bench.learners._gnkr_path.fit_path`, without the estimator: a gnkr job imports no
+scikit-learn) three times, in this order, with the trial's random stream continued across them: on the whole training part over
 ``params.sigma_grid`` x ``params.lambda_grid``; on the fit part of the validation split (:func:`validation`)
 over the same grid; on the whole training part again over ``params.extra_sigmas`` (uniform landmarks:
 those of the first fit).  Column-norm probabilities depend on the kernel and the points, not on m or
@@ -11,7 +12,11 @@ the sampler's draws: they are computed once per (data set, seed, kernel) and fit
 
 from __future__ import annotations
 
-from ... import learners
+import warnings
+
+import numpy as np
+
+from ...learners import _gnkr_path
 from ...methods import Method, family, register
 
 family("gnkr", key="sampler")
@@ -54,9 +59,19 @@ class _GNKRPath:
         norms = t.shared(("norms", t.kernel_label), lambda: ({}, {}))  # (whole training part, fit part)
 
         def path(X, y, widths, probabilities, landmarks=None):
-            est = learners.GNKR(kernel=t.kernel.name, n_components=t.coords["m"], sampler=self.sampler, random_state=t.rng)
-            return est.fit_path(X, y, widths, lams, landmarks=landmarks, probabilities=probabilities)
+            # GNKR(kernel, n_components=m, sampler, random_state=t.rng).fit_path(X, y, widths, lams, ...) without
+            # the estimator (no scikit-learn import in the job): its validation on the split's float64 arrays,
+            # then the same function, the same bits
+            m = int(t.coords["m"])
+            if landmarks is None and self.sampler == "uniform" and m > X.shape[0]:
+                warnings.warn(f"GNKR: n_components > n_samples ({m} > {X.shape[0]}); n_components was set to "
+                              f"n_samples = {X.shape[0]}: every training point is a landmark", UserWarning,
+                              stacklevel=2)
+            return _gnkr_path.fit_path(X, y, _gnkr_path._positive_1d(widths, "sigmas", "gnkr"),
+                                       _gnkr_path._positive_1d(lams, "alphas", "gnkr"), t.kernel.name,
+                                       self.sampler, m, t.rng, landmarks, probabilities)
 
+        X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
         self.full_ = path(X, y, sigmas, norms[0])
         self.part_ = path(X[sub], y[sub], sigmas, norms[1])
         self.extra_ = None
