@@ -351,3 +351,35 @@ def test_gaussian_gram_without_subnormals_gives_the_kernels_eigendecomposition(s
         assert np.all(np.abs(G - G0) < 2.0**-950) and np.any(G != G0)  # (the scaled path ran)
     np.testing.assert_array_equal(_eigh_path(G, b, 1300, LAMS), _eigh_path(G0, b0, 1300, LAMS))
     np.testing.assert_array_equal(gnkr_path(X, y, Z, kern, LAMS), _eigh_path(G0, b0, 1300, LAMS))
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
+@pytest.mark.parametrize("sampler", ["uniform", "column_norm"])
+def test_the_studys_path_function_is_gnkr_fit_path(kernel, sampler, reg):
+    """The gnkr study calls learners._gnkr_path.fit_path on its float64 splits: the bits of GNKR.fit_path."""
+    from nystrom_bench.learners import _gnkr_path
+
+    X, y, Xt, _ = reg
+    est = GNKR(kernel=kernel, n_components=25, sampler=sampler, random_state=np.random.default_rng(3)).fit_path(
+        X, y, SIGMAS, LAMS)
+    fit = _gnkr_path.fit_path(X, y, np.array(SIGMAS), np.array(LAMS), kernel, sampler, 25, np.random.default_rng(3))
+    for a, b in zip(est.path_indices_ + est.path_coef_, fit.path_indices_ + fit.path_coef_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(est.predict_path(Xt), fit.predict_path(Xt))
+
+
+def test_a_gnkr_path_imports_no_scikit_learn():
+    """What a gnkr run job runs (its study kind and the path) imports no scikit-learn (issue 39)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np\n"
+            "from nystrom_bench.studies.gnkr import methods\n"
+            "from nystrom_bench.learners import _gnkr_path\n"
+            "X = np.random.default_rng(0).normal(size=(60, 2)); y = X[:, 0]\n"
+            "fit = _gnkr_path.fit_path(X, y, np.array([1.0, 2.0]), np.array([1e-6]), 'epanechnikov', 'column_norm', "
+            "10, np.random.default_rng(1))\n"
+            "fit.predict_path(X)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
