@@ -157,6 +157,41 @@ def test_cv_path_regression_equals_a_manual_kfold_loop(xy):
         assert got == pytest.approx(np.mean(errs), rel=1e-8)
 
 
+def test_cv_path_is_scikit_learns_cross_validation_bit_for_bit(xy):
+    """The default learners' fold loop gives the bits of scikit-learn's cross_val_score (regression) and of
+    estimator.score over the stratified folds (classification); a user's estimator still goes through
+    cross_val_score."""
+    from sklearn.base import clone
+    from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
+
+    from nystrom_bench.learners import KRR, LSSVM
+
+    X, y = xy
+    res = selection.cv_path(X, y, GAMMAS[:3], mu=0.005, cv=4, seed=2)
+    krr = KRR(kernel="gaussian", alpha=0.005 * 90, approximation="exact", fit_intercept=False)
+    for g, got in zip(GAMMAS[:3], res.table["criterion"], strict=True):
+        scores = cross_val_score(krr.set_params(gamma=g), X, y, cv=KFold(4, shuffle=True, random_state=2),
+                                 scoring="neg_mean_squared_error")
+        assert got == float(-scores.mean())
+    labels = np.where(y > 0, "up", "down")
+    res = selection.cv_path(X, labels, GAMMAS[:3], "binary", mu=0.01, cv=3, seed=1)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X, labels))
+    for g, got in zip(GAMMAS[:3], res.table["criterion"], strict=True):
+        scores = np.array([clone(LSSVM(kernel="gaussian")).set_params(gamma=g, alpha=0.01 * len(tr))
+                           .fit(X[tr], labels[tr]).score(X[te], labels[te]) for tr, te in folds])
+        assert got == float(1.0 - scores.mean())
+    user = selection.cv_path(X, y, GAMMAS[:2], cv=4, seed=2, estimator=krr)
+    assert user.table["criterion"].tolist() == res_regression_first_two(X, y, krr)
+    assert (res.table["seconds"] > 0).all()
+
+
+def res_regression_first_two(X, y, krr):
+    from sklearn.model_selection import KFold, cross_val_score
+
+    return [float(-cross_val_score(krr.set_params(gamma=g), X, y, cv=KFold(4, shuffle=True, random_state=2),
+                                   scoring="neg_mean_squared_error").mean()) for g in GAMMAS[:2]]
+
+
 def test_the_old_landmark_keyword_warns_and_gives_the_same_path(xy):
     """``n_landmarks`` (the name before the estimators' ``n_components``) still works, with a FutureWarning."""
     X, y = xy
