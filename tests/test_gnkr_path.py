@@ -383,3 +383,22 @@ def test_a_gnkr_path_imports_no_scikit_learn():
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn'))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
+def test_chunked_gram_on_one_reused_buffer_equals_the_kernels_gram(kernel, small_blocks):
+    """_gram over several widths on one scratch buffer (as fit_path calls it): each width's (C^T C, C^T y) bit
+    for bit Kernel.gram's (Gaussian widths whose products stay normal: nothing to scale away)."""
+    from nystrom_bench.learners._gnkr_path import _gram, _Scratch
+
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(1300, 3)), rng.normal(size=(1300, 2))
+    Z = X[rng.choice(1300, 40)]
+    scratch = _Scratch()
+    for s in (0.5, 2.0, 8.0):
+        kern = kernels.make(kernel, sigma=s)
+        G, b = _gram(kern, X, Z, y, scratch)
+        G0, b0 = kern.gram(X, Z, y)
+        np.testing.assert_array_equal(G, G0)
+        np.testing.assert_array_equal(b, b0)
+    assert list(scratch._bufs) == ["chunk"] and scratch._bufs["chunk"].shape == (512 * 40,)  # one buffer for all

@@ -65,18 +65,38 @@ def gnkr_path(X, y, Z, kernel, alphas=None, solver="eigh", *, lams=None):
     return _filter_path(sv**2, Qt.T, P.T @ y, sv, n, m, alphas)
 
 
-def _gram(kern, X, Z, y):
+class _Scratch:
+    """Float64 work arrays reused within one :func:`fit_path` / :func:`predict_path` call: a large block is
+    allocated once instead of once per width (the fresh pages of a 40 MB block cost ~10 ms of system time)."""
+
+    def __init__(self):
+        self._bufs = {}
+
+    def get(self, slot, shape):
+        """A C-contiguous float64 array of ``shape`` (contents undefined) from the buffer of ``slot``."""
+        n = int(np.prod(shape))
+        buf = self._bufs.get(slot)
+        if buf is None or buf.size < n:
+            buf = self._bufs[slot] = np.empty(n)
+        return buf[:n].reshape(shape)
+
+
+def _gram(kern, X, Z, y, scratch=None):
     """``(K_nm^T K_nm, K_nm^T y)``: :meth:`~nystrom_bench.kernels.Kernel.gram`, or for a dense float64 Gaussian
-    kernel :func:`_gaussian_gram` (the same chunks and products without subnormal arithmetic)."""
-    if type(kern) is kernels.Gaussian and kern.dtype == np.float64 and isinstance(X, np.ndarray) \
-            and isinstance(Z, np.ndarray) and X.dtype == np.float64 and Z.dtype == np.float64 and X.ndim == 2:
-        return _gaussian_gram(kern, X, Z, y)
+    or Epanechnikov kernel :func:`_chunked_gram` (its chunks and products; the Gaussian's without subnormal
+    arithmetic)."""
+    if type(kern) in (kernels.Gaussian, kernels.Epanechnikov) and kern.dtype == np.float64 \
+            and isinstance(X, np.ndarray) and isinstance(Z, np.ndarray) and X.dtype == np.float64 \
+            and Z.dtype == np.float64 and X.ndim == 2:
+        return _chunked_gram(kern, X, Z, y, scale=type(kern) is kernels.Gaussian, scratch=scratch)
     return kern.gram(X, Z, y)
 
 
-def _gaussian_gram(kern, X, Z, y):
-    """:meth:`Kernel.gram <nystrom_bench.kernels.Kernel.gram>` of a dense float64 Gaussian kernel, each chunk
-    ``C_b`` of ``C = K(X, Z)`` scaled by ``2^s`` before its SYRK and the sum scaled back by ``2^-2s``.
+def _chunked_gram(kern, X, Z, y, scale=False, scratch=None):
+    """:meth:`Kernel.gram <nystrom_bench.kernels.Kernel.gram>`'s loop for dense float64 X and Z -- its chunks,
+    kernel calls, SYRKs and sums, so its bits -- with the chunk buffer from ``scratch`` (a :class:`_Scratch`;
+    None: a fresh one) and, where ``scale`` (the Gaussian kernel), each chunk ``C_b`` of ``C = K(X, Z)``
+    scaled by ``2^s`` before its SYRK and the sum scaled back by ``2^-2s``.
 
     At small widths most of ``C`` is below ``1e-154`` (e.g. ``exp(-d^2 / 0.02)`` for ``d > 2.7``): the
     products ``C_ij C_ik`` of ``C^T C`` then fall in the subnormal range, where every floating-point
@@ -87,8 +107,10 @@ def _gaussian_gram(kern, X, Z, y):
     :meth:`Kernel.gram`; the others are entries of magnitude ``< ~1e-300`` (they differ by less than
     ``n 2^-1074``, where subnormal rounding had been), far below the rounding of the eigendecomposition
     that uses them: its eigenvalues and eigenvectors came out bit for bit those of :meth:`Kernel.gram`'s
-    Gram on every Gram of the default gnkr jobs (``tests/test_gnkr_path.py`` checks both properties).
-    ``C^T y`` is computed from the unscaled chunk, bit for bit :meth:`Kernel.gram`'s."""
+    Gram on every Gram tested (gnkr_f1-f4, m = 300 and 1,000, sigma = 0.01 and 0.1) and every result row of
+    the default gnkr jobs is byte-identical (``tests/test_gnkr_path.py`` checks both properties).
+    ``C^T y`` is computed from the unscaled chunk, bit for bit :meth:`Kernel.gram`'s.  The Epanechnikov
+    kernel's values are 0 or at least ``2^-53`` (``1 - t`` rounded): no subnormal products, nothing scaled."""
     from ..kernels.blas import matmul_t
 
     n, m = X.shape[0], Z.shape[0]
@@ -98,15 +120,17 @@ def _gaussian_gram(kern, X, Z, y):
     y = np.asarray(y, dtype=np.float64)
     G, tmp = np.zeros((m, m)), np.empty((m, m))
     Cty = np.zeros((m,) + y.shape[1:])
-    buf = np.empty((rows, m))
+    buf = (_Scratch() if scratch is None else scratch).get("chunk", (rows, m))
     for start in range(0, n, rows):
         sl = slice(start, min(start + rows, n))
         Cb = kern(X[sl], Z, out=buf[: sl.stop - sl.start])
         Cty += matmul_t(Cb, y[sl])
-        Cb *= up
+        if scale:
+            Cb *= up
         np.dot(Cb.T, Cb, out=tmp)  # SYRK, as Kernel.gram
         G += tmp
-    G *= down
+    if scale:
+        G *= down
     G += G.T
     G /= 2
     return G, Cty
@@ -184,7 +208,7 @@ class _SquaredDistances:
         np.maximum(out, 0.0, out=out)
         return out
 
-    def gram(self, kern, y):
+    def gram(self, kern, y, scratch=None):
         """``(C^T C, C^T y)`` for ``C = kern(X, Z)``, chunk by chunk as :meth:`Kernel.gram` sums them."""
         from ..kernels.blas import matmul_t
 
@@ -193,7 +217,7 @@ class _SquaredDistances:
         y = np.asarray(y, dtype=np.float64)
         G, tmp = np.zeros((m, m)), np.empty((m, m))
         Cty = np.zeros((m,) + y.shape[1:])
-        buf = np.empty((rows, m))
+        buf = (_Scratch() if scratch is None else scratch).get("chunk", (rows, m))
         for start in range(0, n, rows):
             sl = slice(start, min(start + rows, n))
             Cb = self.epanechnikov_into(kern, sl, buf[: sl.stop - sl.start])
@@ -297,6 +321,7 @@ def fit_path(X, y, sigmas, lams, kernel, sampler, m, rng, landmarks=None, probab
     :func:`predict_path`, up to :data:`SHARED_DISTANCE_BYTES` of it)."""
     kerns, indices, points, coefs, fit_t, samp_t = [], [], [], [], [], []
     dist = None  # (landmark indices, their _SquaredDistances): shared while the landmarks are
+    scratch = _Scratch()  # one chunk buffer for every width's Gram
     for kern, idx, t_s in landmark_path(X, sigmas, rng, kernel, sampler, m, landmarks, probabilities):
         t1 = time.perf_counter()
         shared = len(sigmas) > 1 and (landmarks is not None or sampler == "uniform") \
@@ -308,9 +333,9 @@ def fit_path(X, y, sigmas, lams, kernel, sampler, m, rng, landmarks=None, probab
             dist = (idx, _SquaredDistances(X, Z, _row_blocks(kern, X.shape[0], len(idx),
                                                               _gram_rows(kern, X.shape[0], len(idx))))) \
                 if shared else None
-        # (n_lams, m); the shared distances give kern.gram's bits without its distances
-        coefs.append(_eigh_path(*dist[1].gram(kern, y), X.shape[0], lams) if shared
-                     else gnkr_path(X, y, Z, kern, lams))
+        # (n_lams, m): gnkr_path's eigh solver; the shared distances give kern.gram's bits without its distances
+        coefs.append(_eigh_path(*(dist[1].gram(kern, y, scratch) if shared else _gram(kern, X, Z, y, scratch)),
+                                X.shape[0], lams))
         fit_t.append(time.perf_counter() - t1)
         kerns.append(kern)
         indices.append(idx)
@@ -329,13 +354,15 @@ def predict_path(fit, X):
     validated float64 X: shape (n_sigmas, n_lams, n_samples)."""
     out = np.empty((len(fit.path_sigmas_), X.shape[0], len(fit.path_alphas_)))
     dist = None  # (landmark points, _SquaredDistances of X to them) while widths share the landmarks
+    scratch = _Scratch()  # one buffer for every width's K(X, Z)
     for i, (kern, Z, coef) in enumerate(zip(fit.path_kernels_, fit.path_landmarks_, fit.path_coef_,
                                             strict=True)):
         shared = any(Zo is Z for Zo in fit.path_landmarks_[i + 1:]) or (dist is not None and dist[0] is Z)
+        K = scratch.get("K", (X.shape[0], len(Z)))
         if not (shared and _shares_distances(kern, X, len(Z))):
-            out[i] = kern(X, Z) @ coef.T
+            out[i] = kern(X, Z, out=K) @ coef.T
             continue
         if dist is None or dist[0] is not Z:
             dist = (Z, _SquaredDistances(X, Z, _row_blocks(kern, X.shape[0], len(Z))))
-        out[i] = dist[1].epanechnikov_into(kern, slice(None), np.empty((X.shape[0], len(Z)))) @ coef.T
+        out[i] = dist[1].epanechnikov_into(kern, slice(None), K) @ coef.T
     return out.transpose(0, 2, 1)

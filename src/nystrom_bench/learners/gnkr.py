@@ -30,11 +30,11 @@ from ._base import (
 )
 from ._gnkr_path import (  # noqa: F401 - the path's algebra and shared work, re-exported where they lived
     SHARED_DISTANCE_BYTES,
+    _chunked_gram,
     _deprecated_lams,
     _eigh_path,
     _epanechnikov_column_norm_probabilities,
     _filter_path,
-    _gaussian_gram,
     _gram,
     _gram_rows,
     _positive_1d,
