@@ -249,10 +249,13 @@ def test_fit_path_validates_the_estimator_params(reg):
 # -- work shared across widths (issue 39): the same bits as the plain per-(sigma, lambda) computation -------
 @pytest.fixture
 def small_blocks(monkeypatch):
-    """Kernel blocks of 7 rows and Gram chunks of 512 rows: several of each on small data, so the shared
-    distances must follow the library's blocking to give its bits."""
+    """Kernel blocks of 7 rows, Gram chunks of 512 rows and element-wise pieces of a few rows: several of each
+    on small data, so the shared distances must follow the library's blocking to give its bits."""
+    from nystrom_bench.learners._gnkr_path import _SquaredDistances
+
     monkeypatch.setattr(kernels.Kernel, "_rows_per_block", lambda self, m: 7)
     monkeypatch.setattr(kernels.Kernel, "GRAM_CHUNK_BYTES", 1)  # gram's floor: 512-row chunks
+    monkeypatch.setattr(_SquaredDistances, "PIECE_BYTES", 1000)  # element-wise passes in pieces of 2-6 rows
 
 
 @pytest.mark.parametrize("d", [1, 3])
