@@ -178,16 +178,22 @@ def test_relogging_replaces_job_and_configuration_runs(uri):
     assert len(tracking.active_runs("s", uri, level="job")) == 2
 
 
-def test_an_interrupted_logging_is_done_again(tmp_path, uri, monkeypatch):
+@pytest.mark.parametrize("path", ["one transaction", "call by call"])
+def test_an_interrupted_logging_is_done_again(tmp_path, uri, monkeypatch, path):
+    """Killed after some runs (call by call: the third run's end; in one transaction (tracking_bulk): after
+    the configuration runs, before the job run's digest): logging again replaces what was written."""
     result_file = tmp_path / "r.csv"
     result_file.write_text("x\n")
     real = tracking._retry
     calls = {"n": 0}
+    if path == "call by call":
+        monkeypatch.setattr(tracking.tracking_bulk, "sqlite_store", lambda client: None)
+    kill, at = ("finish run", 3) if path == "call by call" else ("tag job run", 1)
 
     def failing(fn, what, attempts=8):
-        if what == "finish run":
+        if what == kill:
             calls["n"] += 1
-            if calls["n"] == 3:
+            if calls["n"] == at:
                 raise RuntimeError("killed")
         return real(fn, what, attempts)
 
@@ -221,7 +227,10 @@ def test_prune_finds_the_runs_of_a_job_interrupted_before_its_job_run(uri, monke
 
 
 def test_transient_errors_are_retried(uri, monkeypatch):
+    """Call by call (a tracking server's path; one transaction: tests/test_tracking_bulk.py)."""
     from mlflow.tracking import MlflowClient
+
+    monkeypatch.setattr(tracking.tracking_bulk, "sqlite_store", lambda client: None)
 
     real, fails = MlflowClient.log_batch, {"n": 0}
 

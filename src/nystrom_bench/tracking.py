@@ -85,6 +85,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from unittest import mock
 
+from . import tracking_bulk
 from . import tracking_layout as layout
 from ._tracking_rest import RestClient, use_rest
 from .data.download import sha256_file as file_digest  # what marks a job's result file as logged
@@ -401,14 +402,22 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
             _retry(lambda: client.set_terminated(rid, "FINISHED"), "finish run")
             return rid
 
-        # on a server a data set's first run alone: the server inserts the dataset row then, and two first
-        # inserts side by side violate its unique key (experiment, name, digest)
-        first = (sorted({p["dataset"]: i for i, p in reversed(list(enumerate(plans)))}.values())
-                 if _remote(client.tracking_uri) else range(len(plans)))
-        ids = dict(zip(first, [log_run(plans[i]) for i in first], strict=True))
-        rest = [i for i in range(len(plans)) if i not in ids]
-        ids.update(zip(rest, _side_by_side(client, lambda i: log_run(plans[i]), rest), strict=True))
-        run_ids = [ids[i] for i in range(len(plans))]
+        bulk = tracking_bulk.sqlite_store(client)
+        if bulk is not None:  # a local SQLite store: the same rows in one transaction (tracking_bulk)
+            runs = [{"name": plan["name"], "tags": {**extra, **plan["tags"], "job_key": job_key},
+                     "params": [Param(k, v) for k, v in plan["params"].items()],
+                     "metrics": [Metric(k, v, now, s) for k, v, s in plan["metrics"]],
+                     "dataset": inputs.get(plan["dataset"])} for plan in plans]
+            run_ids = _retry(lambda: tracking_bulk.write_runs(bulk, exp_id, runs, now), "write runs")
+        else:
+            # on a server a data set's first run alone: the server inserts the dataset row then, and two
+            # first inserts side by side violate its unique key (experiment, name, digest)
+            first = (sorted({p["dataset"]: i for i, p in reversed(list(enumerate(plans)))}.values())
+                     if _remote(client.tracking_uri) else range(len(plans)))
+            ids = dict(zip(first, [log_run(plans[i]) for i in first], strict=True))
+            rest = [i for i in range(len(plans)) if i not in ids]
+            ids.update(zip(rest, _side_by_side(client, lambda i: log_run(plans[i]), rest), strict=True))
+            run_ids = [ids[i] for i in range(len(plans))]
 
         # the job run last: the runs table (newest first) shows it above its runs, as their heading
         job_tags = {**extra, LEVEL_TAG: "job", "job_key": job_key, layout.LAYOUT_TAG: LAYOUT}
