@@ -47,7 +47,7 @@ every tag) + ``log_batch`` (params and metrics; more batches only beyond 100 par
 SqlAlchemyStore (its ORM).  So on a local SQLite store a job's configuration runs are written in ONE
 transaction instead (:mod:`nystrom_bench.tracking_bulk`: the same rows, into MLflow's own tables, after
 MLflow's own validation; tests compare the two ways table by table): the samplers study's 561 runs in
-8.7 CPU-s against 28 (issue 39).  The job run stays call by call.  Against a tracking server each call
+9.1 CPU-s against 29 (issue 39).  The job run stays call by call.  Against a tracking server each call
 is one request, and a job's runs go 4 side by side (through ``MlflowClient`` too,
 ``NYSTROM_BENCH_TRACKING_REST=0``: ``MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT`` is set while logging, else
 ``set_terminated`` fetches the run again to print its link).  The measurements: the docs' MLflow guide,
