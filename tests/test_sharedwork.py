@@ -11,7 +11,7 @@ from nystrom_bench.learners.cluster_kernel import ClusterKernel
 from nystrom_bench.learners.spectral_kernel import SpectralGraphKernel, knn_laplacian
 from nystrom_bench.sharedwork import SharedLeverage
 from nystrom_bench.studies.consistency.methods import deterministic_values
-from nystrom_bench.studies.gen_nystrom.methods import _LinearOnFactor, shared_spectrum
+from nystrom_bench.studies.gen_nystrom.methods import SharedKMeans, _LinearOnFactor, shared_spectrum
 from nystrom_bench.studies.integration.methods import charged_seconds
 
 
@@ -97,6 +97,39 @@ def test_shared_spectrum_same_bits_as_the_learner_and_charges_the_first_fit(base
 
     est = _LinearOnFactor(learn, 1.0, 0).fit(X, y)
     assert est.shared_seconds_ == second.shared_seconds_
+
+
+def test_shared_kmeans_same_centres_and_stream_as_the_sampler_and_charges_the_reuse():
+    X, _ = _data(2, n=200)
+    kern = kernels.make("gaussian", gamma=0.3)
+    ref_rng = np.random.default_rng(5)
+    ref = sampling.kmeans(X, kern, 12, ref_rng)
+    after = ref_rng.random(3)  # what a fit draws after its landmarks
+    draws = []
+    for _ in range(2):  # a second method (or coord) of the same (data set, seed): the same stream
+        rng, sampler = np.random.default_rng(5), SharedKMeans()
+        Z = sampling.choose_landmarks(X, kern, 12, sampler=sampler, seed=rng)
+        np.testing.assert_array_equal(Z, ref)
+        np.testing.assert_array_equal(rng.random(3), after)  # the stream left where k-means left it
+        draws.append(sampler.shared_seconds)
+    assert draws[0] == 0.0 and draws[1] > 0.0
+    assert (sharedwork.MEMO.hits, sharedwork.MEMO.misses) == (1, 1)
+    # another stream state, count or data misses, and gives the sampler's own centres
+    X2 = X.copy()
+    X2[0, 0] = np.nextafter(X2[0, 0], 10)
+    for data, c, seed in [(X, 12, 6), (X, 13, 5), (X2, 12, 5)]:
+        sampler = SharedKMeans()
+        Z = sampler(data, kern, c, np.random.default_rng(seed))
+        assert sampler.shared_seconds == 0.0
+        np.testing.assert_array_equal(Z, sampling.kmeans(data, kern, c, np.random.default_rng(seed)))
+    assert sharedwork.MEMO.misses == 4
+    # a fit that reused the centres charges their seconds to its row (_LinearOnFactor)
+    est = _LinearOnFactor(lambda X, y: (None, X), 1.0, 0)  # the factor: X itself
+    est.sampler = SharedKMeans()
+    est.sampler(X, kern, 12, np.random.default_rng(5))
+    y = np.full(len(X), -1)
+    y[[0, 1, -2, -1]] = [0, 0, 1, 1]
+    assert est.fit(X, y).shared_seconds_ == est.sampler.shared_seconds == draws[1]
 
 
 def test_spectral_eigenpairs_are_the_laplacians():

@@ -71,8 +71,10 @@ class _LinearOnFactor:
         self.y_lab_ = y[self.lab_]
         self.learner_, G = self.learn(X, y)
         self.svc_, self.G_unl_ = self._train(G)
-        #: seconds of shared work this fit reused instead of computing (:func:`shared_spectrum`): charged to its row
-        self.shared_seconds_ = float(getattr(self.learner_, "shared_seconds_", 0.0))
+        #: seconds of shared work this fit reused instead of computing (:func:`shared_spectrum`, the landmarks of
+        #: :class:`SharedKMeans`): charged to its row
+        self.shared_seconds_ = (float(getattr(self.learner_, "shared_seconds_", 0.0))
+                                + float(getattr(getattr(self, "sampler", None), "shared_seconds", 0.0)))
         return self
 
     def _train(self, G):
@@ -159,10 +161,57 @@ class _Factor(_SemiSupervised):
         return {k: _jsonable(getattr(est.learner_, k)) for k in self.reported}
 
 
+class SharedKMeans:
+    """The ``kmeans`` sampler (:func:`nystrom_bench.sampling.kmeans`, k-means centres as landmarks: Zhang & Kwok,
+    ICML 2008) with its centres computed once per data, count and random stream and reused by the job's later
+    draws (:data:`nystrom_bench.sharedwork.MEMO`), bit for bit: the study's methods of one (data set, seed) draw
+    from one stream (common random numbers) on every row (test_fraction 0), so ``nystrom``, ``breg`` and
+    ``gen_nystrom`` -- and every ``n_labels`` -- ask for the same centres.  The key is the data's bits, c, the
+    options and the stream's state before the draw; a draw that reused the centres leaves the stream where the
+    draw that computed them left it (what k-means drew from it), so what the fit draws next is unchanged.
+    ``shared_seconds``: the measured seconds of that one computation where this draw reused it (0 where it
+    computed them on the fit's own clock) -- the row charges them."""
+
+    __name__ = "kmeans"
+
+    def __init__(self):
+        self.shared_seconds = 0.0
+
+    def __call__(self, X, kernel, c, rng, **options):
+        def make():
+            return sampling.kmeans(X, kernel, c, rng, **options), rng.bit_generator.state
+
+        key = ("kmeans", int(c), sorted(options.items()), repr(rng.bit_generator.state))
+        (centres, after), seconds, hit = sharedwork.MEMO.get(X, key, make)
+        if hit:
+            rng.bit_generator.state = after
+        self.shared_seconds = seconds if hit else 0.0
+        return centres
+
+
 class _Sampled(_Factor):
-    """A factor method that draws landmarks: ``sampler`` must give them without every label."""
+    """A factor method that draws landmarks: ``sampler`` must give them without every label; ``kmeans`` is
+    drawn through :class:`SharedKMeans` (centres shared by the (data set, seed)'s methods and coords)."""
 
     options = _SAMPLER
+
+    def estimator(self, trial):
+        est = super().estimator(trial)
+        est.sampler = self.opts["sampler"]
+        if est.sampler == "kmeans":
+            sharedwork.MEMO.enter(trial.study, trial.dataset)
+            est.sampler = SharedKMeans()
+        est.learn = lambda X, y: self.learn(trial, X, y, est.sampler)
+        return est
+
+    def learn(self, trial, X, y, sampler):
+        """``(learner, G)`` with the landmarks drawn by ``sampler`` (the block's, or :class:`SharedKMeans`)."""
+        est = self.make(trial, sampler).fit(X, y)
+        return est, est.transform(X)
+
+    def make(self, trial, sampler):  # pragma: no cover - abstract
+        """The unfitted learner drawing its landmarks with ``sampler``."""
+        raise NotImplementedError
 
     def check(self, params, block):
         sampler = self.opts["sampler"]
@@ -178,11 +227,11 @@ class Nystrom(_Sampled):
 
     name = "nystrom"
 
-    def learn(self, trial, X, y):
+    def learn(self, trial, X, y, sampler):
         from ... import approx
 
         c = max(1, round(trial.params["landmark_fraction"] * len(X)))
-        return c, approx.landmark_operator(X, trial.kernel, c, sampler=self.opts["sampler"], seed=trial.rng).factor()
+        return c, approx.landmark_operator(X, trial.kernel, c, sampler=sampler, seed=trial.rng).factor()
 
     def fitted(self, est, trial):
         return {"n_components": est.learner_}
@@ -253,9 +302,9 @@ class Breg(_Sampled):
     name = "breg"
     reported = ("n_sweeps_", "n_constraints_", "violation_")
 
-    def make(self, trial):
+    def make(self, trial, sampler):
         return learners.LogDetKernelLearning(**_kernel_params(trial), n_components=trial.params["landmark_fraction"],
-                                             sampler=self.opts["sampler"], random_state=trial.rng)
+                                             sampler=sampler, random_state=trial.rng)
 
 
 @register
@@ -266,10 +315,10 @@ class GenNystrom(_Sampled):
 
     name = "gen_nystrom"
 
-    def make(self, trial):
+    def make(self, trial, sampler):
         p = trial.params
         return learners.GeneralizedNystrom(**_kernel_params(trial), n_components=p["landmark_fraction"],
-                                           sampler=self.opts["sampler"], lambda_grid=tuple(p["lambda_grid"]),
+                                           sampler=sampler, lambda_grid=tuple(p["lambda_grid"]),
                                            random_state=trial.rng)
 
     def fitted(self, est, trial):
@@ -289,11 +338,11 @@ class GenNystromMKL(_Sampled):
 
     name = "gen_nystrom_mkl"
 
-    def make(self, trial):
+    def make(self, trial, sampler):
         p = trial.params
         frac = p["landmark_fraction"] * p["mkl_tau"] / len(p["width_scales"])
         return learners.GeneralizedNystromMKL(width_scales=tuple(p["width_scales"]), n_components=min(1.0, frac),
-                                              sampler=self.opts["sampler"], lambda_grid=tuple(p["lambda_grid"]),
+                                              sampler=sampler, lambda_grid=tuple(p["lambda_grid"]),
                                               random_state=trial.rng)
 
     def fitted(self, est, trial):
