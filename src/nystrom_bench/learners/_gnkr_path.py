@@ -367,7 +367,7 @@ def predict_path(fit, X):
     for i, (kern, Z, coef) in enumerate(zip(fit.path_kernels_, fit.path_landmarks_, fit.path_coef_,
                                             strict=True)):
         shared = any(Zo is Z for Zo in fit.path_landmarks_[i + 1:]) or (dist is not None and dist[0] is Z)
-        K = scratch.get("K", (X.shape[0], len(Z)))
+        K = scratch.get("K", (X.shape[0], Z.shape[0]))  # (Z: dense or sparse landmark rows)
         if not (shared and _shares_distances(kern, X, len(Z))):
             out[i] = kern(X, Z, out=K) @ coef.T
             continue
