@@ -6,6 +6,11 @@ it once.  The tests reading it are one ``xdist_group`` (one worker, at the head 
 the build at once; the two longest, in test_workflow_analysis.py, run on either worker after the build); the
 tests that re-run Snakemake work on a copy (``copy_of``) and come last in the
 collection, when the run is done, on whichever worker is free; the bad-config tests need no run at all.
+
+A Snakemake start-up costs 2-3 CPU-s (imports, plugins; issue 39: ``make test`` on 2 cores is CPU-bound), so the
+calls that need no process of their own share one (``snakemake_batch``): the HTML report and the dry runs of the
+changed configs (``dry_runs``, READS_RUN), the two bad values' dry runs (``bad_config_runs``), a dry run and the
+re-run that follows it.
 """
 
 import copy
@@ -119,17 +124,79 @@ TINY = {
 }
 
 
+def _env(home):
+    return {"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin", "HOME": str(home)}
+
+
+def _checked(res, args, check):
+    if check and res.returncode != 0:
+        raise AssertionError(f"snakemake {args} failed:\n{res.stdout[-3000:]}\n{res.stderr[-5000:]}")
+    return res
+
+
 def snakemake(workdir, *args, check=True):
-    env = {"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin", "HOME": str(workdir)}
     try:
-        res = subprocess.run([*SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True, env=env,
+        res = subprocess.run([*SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True, env=_env(workdir),
                              timeout=HANG_GUARD_S)
     except subprocess.TimeoutExpired as exc:
         raise AssertionError(f"hang guard: snakemake {args} did not finish within {HANG_GUARD_S} s (killed; a "
                              f"hang, not slowness: see HANG_GUARD_S)\n{str(exc.stderr or '')[-3000:]}") from None
-    if check and res.returncode != 0:
-        raise AssertionError(f"snakemake {args} failed:\n{res.stdout[-3000:]}\n{res.stderr[-5000:]}")
-    return res
+    return _checked(res, args, check)
+
+
+#: several command lines in one process: ``snakemake.cli.main(args)`` for each in turn (its cwd and ``sys.argv`` as
+#: the command's), its exit code and its stdout and stderr (file descriptors 1 and 2: the logger's too) kept apart
+_BATCH = """
+import json, os, sys
+from snakemake.cli import main
+codes = []
+for cwd, args, out, err in json.loads(sys.argv[1]):
+    os.chdir(cwd)
+    sys.argv = ["snakemake", *args]
+    saved = os.dup(1), os.dup(2)
+    with open(out, "w") as fo, open(err, "w") as fe:
+        os.dup2(fo.fileno(), 1)
+        os.dup2(fe.fileno(), 2)
+        try:
+            main(args)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            for fd, old in ((1, saved[0]), (2, saved[1])):
+                os.dup2(old, fd)
+                os.close(old)
+    codes.append(code)
+print(json.dumps(codes))
+"""
+
+
+def snakemake_batch(calls, home, check=True):
+    """``snakemake ARGS`` in ``cwd`` for each ``(cwd, args)`` of ``calls``, one after the other in one Python process
+    (``snakemake.cli.main``, the console script's own entry point): a Snakemake start-up (imports, plugins: 2-3
+    CPU-s, issue 39) once for all.  One ``subprocess.CompletedProcess`` per call, in order (``check``: a failed call
+    raises, with its output); ``home``: the process's HOME (its caches)."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        plan = [(str(cwd), [str(a) for a in args], f"{tmp}/{i}.out", f"{tmp}/{i}.err")
+                for i, (cwd, args) in enumerate(calls)]
+        try:
+            proc = subprocess.run([sys.executable, "-c", _BATCH, json.dumps(plan)], cwd=plan[0][0], env=_env(home),
+                                  capture_output=True, text=True, timeout=HANG_GUARD_S)
+        except subprocess.TimeoutExpired as exc:
+            raise AssertionError(f"hang guard: the snakemake calls {[a for _, a in calls]} did not finish within "
+                                 f"{HANG_GUARD_S} s (killed; a hang, not slowness: see HANG_GUARD_S)\n"
+                                 f"{str(exc.stderr or '')[-3000:]}") from None
+        if proc.returncode != 0:
+            raise AssertionError(f"the snakemake calls {[a for _, a in calls]} stopped:\n{proc.stderr[-5000:]}")
+        codes = json.loads(proc.stdout.strip().splitlines()[-1])
+        out = [subprocess.CompletedProcess([*SNAKEMAKE, *args], code, Path(o).read_text(), Path(e).read_text())
+               for (_, args, o, e), code in zip(plan, codes, strict=True)]
+    return [_checked(res, args, check) for res, (_, args, _, _) in zip(out, plan, strict=True)]
 
 
 def _tree(wd):
@@ -173,12 +240,6 @@ def test_the_tests_reading_the_run_share_one_worker(request):
     if not getattr(request.config.option, "loadgroup", False):  # set on an xdist worker under --dist loadgroup
         pytest.skip("not run with pytest-xdist's --dist loadgroup")
     assert request.node.nodeid.endswith("@workflow"), request.node.nodeid
-
-
-@pytest.fixture
-def tree(tmp_path):
-    """The workflow and the tiny config without a run: for tests that stop before any job."""
-    return _tree(tmp_path / "wf")
 
 
 @READS_RUN
@@ -412,16 +473,16 @@ def test_outputs_are_readable_by_others(workdir):
 def test_deletion_reruns_only_dependents(copy_of):
     workdir = copy_of
     (workdir / "results/krr/runs/diabetes.csv").unlink()
-    res = snakemake(workdir, "-n", "--configfile", "tiny.yaml")
+    before = tracking.active_runs("krr", f"sqlite:///{workdir}/mlflow.db")
+    # the dry run, then the re-run up to the study's MLflow runs, which its track_runs job logs (the jobs after it
+    # that the dry run lists would re-run every study's report run: nothing below reads them): one process
+    res, _ = snakemake_batch([(workdir, ["-n", "--configfile", "tiny.yaml"]),
+                              (workdir, ["results/krr/runs/diabetes.csv", "results/krr/runs_logged.json", "--cores",
+                                         "2", "--configfile", "tiny.yaml"])], home=workdir)
     jobs = _jobs_listed(res.stdout + res.stderr)
     assert jobs.get("run") == 1 and "obtain" not in jobs and "split" not in jobs
     assert {"analysis", "track_runs", "claims", "summary"} <= set(jobs)
     assert jobs["analysis"] == 1 and jobs["track_runs"] == 1  # only the krr study depends on the deleted file
-    before = tracking.active_runs("krr", f"sqlite:///{workdir}/mlflow.db")
-    # up to the study's MLflow runs, which its track_runs job logs (the jobs after it that the dry run lists
-    # would re-run every study's report run: nothing below reads them)
-    snakemake(workdir, "results/krr/runs/diabetes.csv", "results/krr/runs_logged.json", "--cores", "2",
-              "--configfile", "tiny.yaml")
     runs = tracking.active_runs("krr", f"sqlite:///{workdir}/mlflow.db")
     assert len(runs) == 18  # the re-run replaced its runs instead of duplicating them
     kept = set(before.loc[before["params.dataset"] == "boston", "run_id"])
@@ -475,8 +536,8 @@ def test_claims_ledger_recomputed_with_plain_scipy(workdir):
 
 
 @READS_RUN
-def test_html_report(workdir):
-    snakemake(workdir, "--configfile", "tiny.yaml", "--report", "reports/workflow.html")
+def test_html_report(workdir, dry_runs):
+    _checked(dry_runs["report"], "--report", check=True)
     assert (workdir / "reports/workflow.html").stat().st_size > 10_000
 
 
@@ -486,13 +547,43 @@ def _jobs_listed(out):
             if len(line.split()) == 2 and line.split()[1].isdigit()}
 
 
+def _copy(workdir, wd):
+    shutil.copytree(workdir, wd, symlinks=True, ignore=shutil.ignore_patterns("locks"))
+    return wd
+
+
 @pytest.fixture
 def copy_of(workdir, tmp_path):
     """A copy of the finished workflow directory (results, store) for tests that change the config or
     re-run jobs (without Snakemake's locks: a test on the shared run may hold one while this copies)."""
-    wd = tmp_path / "wf"
-    shutil.copytree(workdir, wd, symlinks=True, ignore=shutil.ignore_patterns("locks"))
-    return wd
+    return _copy(workdir, tmp_path / "wf")
+
+
+@pytest.fixture(scope="module")
+def dry_runs(workdir, tmp_path_factory):
+    """``{name: CompletedProcess}``: the Snakemake calls of the READS_RUN tests below that change nothing in a run (the
+    HTML report of the shared run; dry runs of changed configs, each test's on a copy of its own), in one process
+    (``snakemake_batch``: one start-up instead of five)."""
+    root = tmp_path_factory.mktemp("dry")
+    adding, reordering = _copy(workdir, root / "adding"), _copy(workdir, root / "reordering")
+    more = copy.deepcopy(TINY)
+    more["studies"]["krr"]["datasets"].append("concrete")
+    titled = copy.deepcopy(TINY)
+    titled["studies"]["krr"]["title"] = "A new title"
+    titled["studies"]["krc"]["runtime"] = 99
+    # same meaning, every mapping (studies, blocks, methods, kernels, params) written in reverse key order, under
+    # the same file name (the summary names the config file it ran)
+    shuffled = _reversed_keys(copy.deepcopy(TINY))
+    changed = copy.deepcopy(shuffled)  # and a real change
+    block = changed["studies"]["krr"]
+    block["params"] = {**(block.get("params") or {}), "alpha": 0.123}
+    calls = {"report": (workdir, ["--configfile", "tiny.yaml", "--report", "reports/workflow.html"]),
+             "more": (adding, ["-n", "--configfile", _write(adding, "more.yaml", more)]),
+             "titled": (adding, ["-n", "--configfile", _write(adding, "titled.yaml", titled)]),
+             "shuffled": (reordering, ["-n", "--configfile", _write(reordering, "tiny.yaml", shuffled)]),
+             "changed": (reordering, ["-n", "--configfile", _write(reordering, "changed.yaml", changed)])}
+    out = dict(zip(calls, snakemake_batch(list(calls.values()), home=adding, check=False), strict=True))
+    return {**out, "configs": {"shuffled": shuffled}}
 
 
 def _write(wd, name, cfg):
@@ -500,17 +591,13 @@ def _write(wd, name, cfg):
     return name
 
 
-def test_adding_a_dataset_runs_one_job_and_a_title_only_the_report(copy_of):
-    more = copy.deepcopy(TINY)
-    more["studies"]["krr"]["datasets"].append("concrete")
-    res = snakemake(copy_of, "-n", "--configfile", _write(copy_of, "more.yaml", more))
+@READS_RUN
+def test_adding_a_dataset_runs_one_job_and_a_title_only_the_report(dry_runs):
+    res = _checked(dry_runs["more"], "-n more.yaml", check=True)  # the block's datasets + ["concrete"]
     jobs = _jobs_listed(res.stdout + res.stderr)
     assert jobs["run"] == 1 and jobs["obtain"] == 1 and jobs["split"] == 1, jobs
     assert "results/krr/runs/concrete.csv" in res.stdout and jobs["analysis"] == 1 and jobs["track_runs"] == 1
-    titled = copy.deepcopy(TINY)
-    titled["studies"]["krr"]["title"] = "A new title"
-    titled["studies"]["krc"]["runtime"] = 99
-    res = snakemake(copy_of, "-n", "--configfile", _write(copy_of, "titled.yaml", titled))
+    res = _checked(dry_runs["titled"], "-n titled.yaml", check=True)  # krr's title and krc's runtime changed
     jobs = _jobs_listed(res.stdout + res.stderr)
     # the title is in the study's report: its analysis job (one process for table, tests, figures and report)
     assert jobs["analysis"] == 1 and jobs["summary"] == 1, jobs
@@ -524,22 +611,20 @@ def _reversed_keys(obj):
     return [_reversed_keys(v) for v in obj] if isinstance(obj, list) else obj
 
 
-def test_reordering_the_keys_of_every_block_schedules_no_job(copy_of):
+@READS_RUN
+def test_reordering_the_keys_of_every_block_schedules_no_job(dry_runs):
     # same meaning, every mapping (studies, blocks, methods, kernels, params) written in reverse
     # key order: Snakemake compares params by repr, and the workflow's params are canonical
-    shuffled = _reversed_keys(copy.deepcopy(TINY))
-    assert list(shuffled["studies"]) != list(TINY["studies"])
+    shuffled = dry_runs["configs"]["shuffled"]
+    assert list(shuffled["studies"]) != list(TINY["studies"]) and shuffled == TINY
     # under the same file name: the summary names the config file it ran.  This also guards that a re-run of the
     # finished workflow has nothing to do (once a test of its own: one Snakemake start-up less): any job
     # scheduled again for the same config would be listed here too
-    res = snakemake(copy_of, "-n", "--configfile", _write(copy_of, "tiny.yaml", shuffled))
+    res = _checked(dry_runs["shuffled"], "-n tiny.yaml (shuffled)", check=True)
     out = res.stdout + res.stderr
     assert not _jobs_listed(out) and "Nothing to be done" in out, res.stdout[-3000:]
-    # and a real change still schedules its jobs
-    changed = copy.deepcopy(shuffled)
-    block = changed["studies"]["krr"]
-    block["params"] = {**(block.get("params") or {}), "alpha": 0.123}
-    res = snakemake(copy_of, "-n", "--configfile", _write(copy_of, "changed.yaml", changed))
+    # and a real change (krr's alpha 0.123) still schedules its jobs
+    res = _checked(dry_runs["changed"], "-n changed.yaml", check=True)
     assert _jobs_listed(res.stdout + res.stderr).get("run", 0) >= 1
 
 
@@ -620,13 +705,23 @@ THROUGH_SNAKEMAKE = [b for b in BAD_VALUES if b[0] in (("krr", "params", "alpha"
                                                         ("krr", "methods", "nystrom_gsa", "n_components"))]
 
 
+@pytest.fixture(scope="module")
+def bad_config_runs(tmp_path_factory):
+    """``{path: CompletedProcess}``: a dry run of the workflow without a run on each bad value of THROUGH_SNAKEMAKE,
+    both in one process (``snakemake_batch``; their tests are one xdist_group)."""
+    tree = _tree(tmp_path_factory.mktemp("bad") / "wf")
+    calls = [(tree, ["-n", "--configfile", _write(tree, "bad_" + "_".join(map(str, path)) + ".yaml",
+                                                   _bad_config(path, value))]) for path, value, _ in THROUGH_SNAKEMAKE]
+    return dict(zip([b[0] for b in THROUGH_SNAKEMAKE], snakemake_batch(calls, home=tree, check=False), strict=True))
+
+
+@pytest.mark.xdist_group("bad_config")
 @pytest.mark.parametrize("path,value,match", THROUGH_SNAKEMAKE,
                          ids=[".".join(map(str, b[0])) for b in THROUGH_SNAKEMAKE])
-def test_bad_values_fail_before_any_job_without_traceback(tree, path, value, match):
+def test_bad_values_fail_before_any_job_without_traceback(bad_config_runs, path, value, match):
     import re
 
-    name = "bad_" + "_".join(map(str, path)) + ".yaml"
-    res = snakemake(tree, "-n", "--configfile", _write(tree, name, _bad_config(path, value)), check=False)
+    res = bad_config_runs[path]
     msg = res.stdout + res.stderr
     assert res.returncode != 0 and re.search(match, msg), msg[-2000:]
     assert "invalid config: " in msg and "Failed validating" not in msg  # one line, not jsonschema's schema dump
