@@ -163,9 +163,20 @@ def _loops():
 
 
 def backend(dtype=np.float64):
-    """``"numba"`` or ``"numpy"``: the path :func:`exp_nonpos` takes for ``dtype`` in this process."""
-    dt = np.dtype(dtype)
+    """``"numba"`` or ``"numpy"``: the path :func:`exp_nonpos` takes for ``dtype`` in this process.
+
+    Found once per (choice, dtype) and kept in the module state (the kernel blocks ask on every call: the
+    CPU-feature lookup cost ~3 microseconds a time, ~130,000 times in the samplers job); :func:`set_choice`
+    changes the choice, so the next call finds the path for it."""
     choice = _choice()
+    known = _state.setdefault("backend", {})
+    found = known.get((choice, dtype))
+    if found is None:
+        found = known[(choice, dtype)] = _backend(np.dtype(dtype), choice)
+    return found
+
+
+def _backend(dt, choice):
     if choice == "numpy" or dt not in (np.float64, np.float32):
         return "numpy"
     if choice == "auto" and dt == np.float64 and numpy_exp_vectorised():

@@ -695,6 +695,14 @@ def kdpp(X, kernel, c, rng):
                       "'ridge_leverage' sample by approximate ridge leverage scores in O(n c^2) without forming K",
                       UserWarning, stacklevel=3)
     lams, U = linalg.eigh(kernel(X), check_finite=False, driver="evd")
+    return kdpp_from_eigh(lams, U, c, rng)
+
+
+def kdpp_from_eigh(lams, U, c, rng):
+    """The draw of :func:`kdpp` from the eigendecomposition ``K = U diag(lams) U^T`` (``scipy.linalg.eigh``'s
+    output, eigenvalues ascending; neither array is written): the same indices as ``kdpp`` with the same
+    generator.  A caller that draws from one K several times (several c) decomposes it once."""
+    n = len(lams)
     lams = np.where(lams > n * np.finfo(np.float64).eps * max(lams[-1], 0.0), lams, 0.0)
     rank = int(np.count_nonzero(lams))
     if rank < c:

@@ -67,11 +67,17 @@ class Kernel:
     def _rows_per_block(self, m):
         return max(1, self.block_bytes // (self.dtype.itemsize * max(m, 1)))
 
-    def _prepare(self, X, Y):
+    @staticmethod
+    def _pair(X, Y):
+        """``(X, Y)`` as 2-D float64 (dense or CSR), ``Y = X`` where None, with the same number of features."""
         X = as_2d(X)
         Y = X if Y is None else as_2d(Y, "Y")
         if X.shape[1] != Y.shape[1]:
             raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}")
+        return X, Y
+
+    def _prepare(self, X, Y):
+        X, Y = self._pair(X, Y)
         ysq = row_sq_norms(Y) if self.uses_sq_norms else None
         return X, Y, ysq
 

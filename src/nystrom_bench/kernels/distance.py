@@ -100,7 +100,7 @@ class Gaussian(Kernel):
     #   copy); now 1.6-2.2 ms and 11-14 ms (RPCholesky and greedy pivoting evaluate one per pivot).
     # "sparse": 2 g x.z - g |x|^2 - g |z|^2 in float64 from sparse products, then the clamp + exp.
     def _prepare(self, X, Y):
-        X, Y, _ = super()._prepare(X, Y)
+        X, Y = self._pair(X, Y)  # (not the base's squared norms of Y: every path below makes its own)
         g = self.gamma
         if issparse(X) or issparse(Y):
             return X, Y, ("sparse", None, row_sq_norms(Y))
@@ -109,7 +109,13 @@ class Gaussian(Kernel):
         shift = Y.mean(axis=0) if self.dtype != np.float64 and n_rows(Y) else None
         Ys = Y if shift is None else Y - shift
         ysq = np.einsum("ij,ij->i", Ys, Ys)
-        Ya = np.hstack([2.0 * g * Ys, (-g * ysq)[:, None], np.full((n_rows(Y), 1), -g)]).astype(self.dtype)
+        # the rows [2 g y, -g |y|^2, -g], each value rounded once to the kernel's dtype (as the float64 hstack
+        # and its cast did: the same bits), written in place: no hstack and no cast copy per call
+        m, d = Ys.shape
+        Ya = np.empty((m, d + 2), dtype=self.dtype)
+        Ya[:, :d] = 2.0 * g * Ys
+        Ya[:, d] = -g * ysq
+        Ya[:, d + 1] = -g
         return X, Y, ("gemm", Ya, shift)
 
     def _fill_rows(self, X, Y, aux, sl, out):

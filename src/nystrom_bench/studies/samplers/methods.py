@@ -43,6 +43,44 @@ def cannot_run(sampler, X):
     return None
 
 
+class SharedKDPP:
+    """The ``kdpp`` sampler (:func:`nystrom_bench.sampling.kdpp`: an exact k-DPP, Kulesza & Taskar, ICML 2011,
+    Algorithm 1) with K's full eigendecomposition -- its O(n^3) part -- computed once per kernel matrix (its
+    bits: :data:`nystrom_bench.sharedwork.MEMO`) and shared by the draws on it, the study's m of one (data set,
+    seed, kernel): the same ``eigh`` call, so the landmarks are those of ``sampling.kdpp`` with the same
+    generator (:func:`nystrom_bench.sampling.kdpp_from_eigh`).  K itself is evaluated on every draw, as
+    ``kdpp`` does (the kernel entries are the sampler's).  ``shared_seconds``: the decomposition's measured
+    seconds where this draw reused it (0 where it computed it on its own clock) -- the row charges them, as
+    :class:`~nystrom_bench.sharedwork.SharedLeverage` does for ``leverage``."""
+
+    __name__ = "kdpp"
+
+    def __init__(self):
+        self.shared_seconds = 0.0
+
+    def __call__(self, X, kernel, c, rng):
+        from scipy import linalg
+
+        from ... import sharedwork
+
+        if X.shape[0] > sampling.KDPP_WARN_N:  # its warning and its path, unshared
+            return sampling.kdpp(X, kernel, c, rng)
+        K = kernel(X)
+        (lams, U), seconds, hit = sharedwork.MEMO.get(
+            K, ("eigh", "evd"), lambda: linalg.eigh(K, check_finite=False, driver="evd"))
+        self.shared_seconds = seconds if hit else 0.0
+        return sampling.kdpp_from_eigh(lams, U, c, rng)
+
+
+def _shared_sampler(name):
+    """The sampler that shares its deterministic part across the draws of a job (:data:`nystrom_bench.sharedwork.
+    MEMO`) where ``name`` has one -- ``leverage`` (K's tridiagonal reduction), ``kdpp`` (K's eigendecomposition)
+    -- else None."""
+    from ... import sharedwork
+
+    return {"leverage": sharedwork.SharedLeverage, "kdpp": SharedKDPP}.get(name, lambda: None)()
+
+
 class LandmarkRun:
     """One draw of landmarks and everything the samplers study measures of it.
 
@@ -62,20 +100,26 @@ class LandmarkRun:
     not counted.
     """
 
-    def __init__(self, sampler, m, kernel, alpha, rng, y_sampler=None, options=None):
+    def __init__(self, sampler, m, kernel, alpha, rng, y_sampler=None, options=None, scope=None):
         self.sampler, self.m, self.kernel, self.alpha = sampler, int(m), kernel, float(alpha)
         self.rng, self.y_sampler, self.options = rng, y_sampler, dict(options or {})
+        self.scope = scope
 
     def fit(self, X, y):
-        from ... import spectrum
+        from ... import sharedwork, spectrum
 
         self.skipped_ = cannot_run(self.sampler, X)
         if self.skipped_:
             return self
         info = {}
         extra = {"y": self.y_sampler} if sampling.needs_y(self.sampler) else {}
+        # leverage and kdpp share their decomposition of K between the m of a (data set, seed, kernel): the
+        # same landmarks, the reused decomposition's seconds charged to the row (nystrom_bench.sharedwork)
+        shared = _shared_sampler(self.sampler) if self.scope is not None else None
+        if shared is not None:
+            sharedwork.MEMO.enter(*self.scope)
         try:
-            L = sampling.sample(self.sampler, X, self.kernel, self.m, seed=self.rng, info=info, **extra,
+            L = sampling.sample(shared or self.sampler, X, self.kernel, self.m, seed=self.rng, info=info, **extra,
                                 **self.options)
         except ValueError as exc:  # the sampler says it cannot draw here (a k-DPP of K of rank below m): no row
             if not str(exc).startswith(f"sampler {self.sampler!r}"):
@@ -85,7 +129,7 @@ class LandmarkRun:
         counted = kernels.counting(self.kernel)
         self.factor_ = np.asarray(spectrum.nystrom_factor(X, counted, L, factor=info.get("factor")))
         self.landmarks_ = L
-        self.sampling_seconds_ = float(info["seconds"])
+        self.sampling_seconds_ = float(info["seconds"]) + (shared.shared_seconds if shared is not None else 0.0)
         self.kernel_entries_ = int(info["kernel_entries"]) + int(counted.entries)
         kern = self.kernel
         self.model_ = learners.KRR(kernel=kern.name, **kern.params(), alpha=self.alpha, approximation="nystrom", mode="lla",
@@ -116,7 +160,7 @@ class LandmarkMethod(Method):
         split = trial.split
         y_sampler = split.y_train if split.info.get("task") != "regression" else trial.y_fit
         return LandmarkRun(self.opts["sampler"], trial.coords["m"], trial.kernel, trial.params["alpha"], trial.rng,
-                           y_sampler=y_sampler, options=self.opts["options"])
+                           y_sampler=y_sampler, options=self.opts["options"], scope=(trial.study, trial.dataset))
 
     def record(self, est, trial):
         if est.skipped_:
@@ -138,13 +182,14 @@ def spectral_norm(A):
     kernel residual at 500 rows, one thread), and the study takes one per cell.
     """
     from scipy import linalg
-    from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+    from scipy.sparse.linalg import ArpackNoConvergence
+
+    from ... import lowrank
 
     m = A.shape[0]
     if m > 20:
-        try:
-            return float(abs(eigsh(A, k=1, which="LM", return_eigenvectors=False, tol=1e-10,
-                                   v0=np.full(m, 1.0 / np.sqrt(m)))[0]))
+        try:  # eigsh's bits, without its LinearOperator layer (lowrank.eigsh_largest_magnitude)
+            return float(abs(lowrank.eigsh_largest_magnitude(A, 1e-10, np.full(m, 1.0 / np.sqrt(m)))))
         except ArpackNoConvergence:
             pass
     w = linalg.eigvalsh(A, check_finite=False)
@@ -168,9 +213,11 @@ def block_errors(block, F):
     ||K_SS||_2``, ``R = K_SS - F_S F_S^T``), with the block and its norms evaluated once."""
     idx, K, norm_f, norm_2 = block
     FS = F[idx]
-    R = K - FS @ FS.T
-    R = (R + R.T) / 2
-    return {"frobenius": float(np.linalg.norm(R) / norm_f), "spectral": spectral_norm(R) / norm_2}
+    R = FS @ FS.T
+    np.subtract(K, R, out=R)  # R = K - FS FS^T, (R + R^T) / 2: the same operations, two n x n temporaries fewer
+    S = R + R.T
+    S /= 2
+    return {"frobenius": float(np.linalg.norm(S) / norm_f), "spectral": spectral_norm(S) / norm_2}
 
 
 def subsample_split(split, max_train, max_test, rng):
