@@ -111,6 +111,22 @@ def test_criterion_paths_are_each_criterions_own_path_from_one_build(xy, approxi
         selection.criterion_paths(X, y, GAMMAS, approximation, ("c_ree", "loo"))
 
 
+def test_mcm_assumption_reads_the_criteria_operators_with_the_same_verdict(xy):
+    from nystrom_bench.studies.consistency.methods import MCM
+
+    X, y = xy
+    method = MCM("mcm", {})
+    gammas = [2.0**-6, 2.0**2, 2.0**6]  # wide and narrow widths: U_m + mu l I indefinite at some
+    ops = []
+    with pytest.warns(UserWarning):
+        selection.criterion_paths(X, y, gammas, "mcm", mu=0.001, levels=3, operators=ops)
+    assert len(ops) == len(gammas)
+    rebuilt = method.assumption(X, gammas, 0.001, {"levels": 3})
+    assert rebuilt and method.assumption(X, gammas, 0.001, {"levels": 3}, operators=ops) == rebuilt
+    for same in ([ops[0]] * 3, [ops[2]] * 3):  # it reads them: other operators, another count of indefinite widths
+        assert method.assumption(X, gammas, 0.001, {"levels": 3}, operators=same) != rebuilt
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"criterion": "loo"}, "unknown criterion 'loo'"),
     ({"approximation": "svd"}, "unknown approximation 'svd'"),

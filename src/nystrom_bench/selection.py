@@ -230,7 +230,7 @@ def criterion_path(X, y, gammas, approximation="exact", criterion="c_ree", *, mu
 
 
 def criterion_paths(X, y, gammas, approximation="exact", criteria_=CRITERIA, *, mu=0.005, noise_sd=None,
-                    spectrum="exact", seed=None, **build_options):
+                    spectrum="exact", seed=None, operators=None, **build_options):
     """:func:`criterion_path` of every criterion in ``criteria_``, from one K~ per width: ``{criterion: SelectionResult}``.
 
     Each width's operator is built once (sampling included; the same landmarks :func:`criterion_path` draws,
@@ -240,6 +240,7 @@ def criterion_paths(X, y, gammas, approximation="exact", criteria_=CRITERIA, *, 
     of its own :func:`criterion_path` and its ``seconds`` per candidate are the build's measured seconds
     plus its own evaluation, as there: what selecting with that criterion alone costs.  Ding et al.
     (TNNLS 2020, Algorithm 3) run the selection once per criterion; the build does not depend on it.
+    ``operators``: a list that receives every width's operator as built (e.g. for an assumption check).
     """
     gammas = _check_grid(gammas)
     X, y = _check(X, y, approximation=approximation)
@@ -255,6 +256,8 @@ def criterion_paths(X, y, gammas, approximation="exact", criteria_=CRITERIA, *, 
         t0 = time.perf_counter()
         op = build_operator(X, y, kern, approximation, rng=_fresh(seed), **build_options)
         built = time.perf_counter() - t0
+        if operators is not None:
+            operators.append(copy.copy(op))
         for name in criteria_:
             mine = copy.copy(op) if len(criteria_) > 1 else op
             t1 = time.perf_counter()

@@ -105,10 +105,14 @@ class Criterion(Method):
     def record(self, est, trial):
         return dict(est.record_)
 
-    def assumption(self, X, gammas, mu, opts):
+    #: whether :meth:`assumption` reads the operators themselves (``operators=``): only MCM's
+    assumption_reads_operators = False
+
+    def assumption(self, X, gammas, mu, opts, operators=None):
         """Why this method's K~ of the training points ``X`` at the widths ``gammas`` is outside its
         assumptions (``mu``: the criteria's regularisation; ``opts``: :meth:`build`'s), or ``""``
-        where they hold -- every approximation but MCM's."""
+        where they hold -- every approximation but MCM's.  ``operators``: the K~ of every width, where the
+        caller built them already (:func:`nystrom_bench.selection.criterion_paths`)."""
         return ""
 
 
@@ -219,20 +223,26 @@ class MCM(Criterion):
     def values(self, trial, X, y, gamma, common, opts):
         return deterministic_values(X, y, gamma, self.name, trial.params["criteria"], common, opts)
 
-    def assumption(self, X, gammas, mu, opts):
+    assumption_reads_operators = True
+
+    def assumption(self, X, gammas, mu, opts, operators=None):
         """MCM's assumptions at the widths ``gammas`` (:meth:`nystrom_bench.approx.MCMOperator.assumption`,
         with the criteria's shift ``mu l``): H4 -- the grid misfit above ``MCM_MISFIT_WARN`` (the same
         for every width) -- and ``U_m + mu l I`` positive definite at every width.  With several widths
         (a selection's grid) the reason counts the widths where ``U_m + mu l I`` is indefinite and names
         the lowest eigenvalue; it is one U_m per width, the one the criteria used (MCM is
-        deterministic), rebuilt here at O(l log l) each."""
+        deterministic), rebuilt here at O(l log l) each -- or ``operators``, the criteria's own U_m of every width
+        (a selection's :func:`~nystrom_bench.selection.criterion_paths`)."""
         h4, bad, lowest = "", 0, math.inf
         shift = float(mu) * len(X)
-        for gamma in gammas:
-            with warnings.catch_warnings():  # the criteria's own build warned already
-                warnings.simplefilter("ignore")
-                op = approx.build("mcm", X, kernels.make("gaussian", gamma=float(gamma)), levels=opts.get("levels", 3),
-                                  grid=opts.get("grid"))
+        for i, gamma in enumerate(gammas):
+            if operators is not None:
+                op = operators[i]
+            else:
+                with warnings.catch_warnings():  # the criteria's own build warned already
+                    warnings.simplefilter("ignore")
+                    op = approx.build("mcm", X, kernels.make("gaussian", gamma=float(gamma)),
+                                      levels=opts.get("levels", 3), grid=opts.get("grid"))
             h4 = op.assumption() or h4
             if op.assumption(shift) != op.assumption():
                 bad += 1

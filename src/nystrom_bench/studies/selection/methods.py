@@ -46,18 +46,24 @@ class _Selects:
         Every criterion's path comes from one K~ per width (:func:`nystrom_bench.selection.criterion_paths`:
         the bits of its own :func:`~nystrom_bench.selection.criterion_path`, each candidate charged the
         build's measured seconds plus its own criterion), computed by the (data set, seed)'s first trial of
-        this method and kept for its other criteria, as is the path's assumption check (untimed): the
+        this method and kept for its other criteria, as is the path's assumption check (untimed; MCM's reads the
+        operators the criteria built instead of building them again): the
         criteria do not change the build, and the stream is the same for every criterion (common random
         numbers, :meth:`~nystrom_bench.studies.Study.rng_names`)."""
         p = trial.params
         opts = self.build(p, len(X), trial.split.info)
         common = settings(p, y)
-        paths = trial.shared(("criterion_paths", trial.label), lambda: selection.criterion_paths(
-            X, y, grid, self.name, tuple(p["criteria"]), mu=p["mu"], noise_sd=common["noise_sd"],
-            spectrum=p["spectrum"], seed=trial.rng, **opts))
-        res = paths[trial.coords["criterion"]]
+        def paths():
+            ops = [] if self.assumption_reads_operators else None  # MCM's U_m of every width, for its check
+            return selection.criterion_paths(X, y, grid, self.name, tuple(p["criteria"]), mu=p["mu"],
+                                             noise_sd=common["noise_sd"], spectrum=p["spectrum"], seed=trial.rng,
+                                             operators=ops, **opts), ops
+
+        done, ops = trial.shared(("criterion_paths", trial.label), paths)
+        res = done[trial.coords["criterion"]]
         # over the whole path: any width can win the arg-min
-        reason = trial.shared(("assumption", trial.label), lambda: self.assumption(X, grid, p["mu"], opts))
+        reason = trial.shared(("assumption", trial.label), lambda: self.assumption(X, grid, p["mu"], opts,
+                                                                                   operators=ops))
         return res, {"approximation": self.name, **opts, **({"assumption": reason} if reason else {})}
 
     def estimator(self, trial):
