@@ -116,3 +116,37 @@ def test_shared_kdpp_draws_kdpps_landmarks_and_charges_the_shared_seconds():
             sampling.sample(samplers_methods.SharedKDPP(), np.zeros((10, 2)), kern, 3, seed=0)
     finally:
         sharedwork.MEMO.clear()
+
+
+def test_learner_input_fast_path_is_the_full_checks():
+    """learners._base: a float64 array check_X_y / check_array would pass as it is skips them (their feature
+    checks stay); anything else gets them, with their errors."""
+    from sklearn.exceptions import NotFittedError
+
+    from nystrom_bench.learners import KRR, _base
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 3)), rng.normal(size=40)
+    est = KRR(gamma=0.5, n_components=10, random_state=0)
+    Xf, yf, _ = _base._fit_input(est, X, y, y_numeric=True, multi_output=True)
+    assert Xf is X and yf is y and est.n_features_in_ == 3
+    assert _base._checked_already(X) and _base._checked_already(y) and not _base._checked_already(X[:, :, None])
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    for Xb, yb, msg in [(bad, y, "NaN"), (X[:, 0], y, "2D array"), (X, y[:-1], "inconsistent"),
+                        (X[:0], y[:0], "0 sample"), (X, np.c_[y, y], None)]:
+        assert not (_base._checked_already(Xb) and Xb.ndim == 2 and _base._checked_already(yb, 1)
+                    and len(yb) == len(Xb))
+        if msg:
+            with pytest.raises(ValueError, match=msg):
+                _base._fit_input(KRR(), Xb, yb, y_numeric=True, multi_output=True)
+    with pytest.raises(NotFittedError):
+        KRR().predict(X)
+    model = KRR(gamma=0.5, n_components=10, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(X[:, :2])
+    with pytest.raises(ValueError, match="NaN"):
+        model.predict(bad)
+    # the same fit and predictions as through the full checks (a list takes them)
+    ref = KRR(gamma=0.5, n_components=10, random_state=0).fit(X.tolist(), y.tolist())
+    assert np.array_equal(model.predict(X), ref.predict(X.tolist()))
