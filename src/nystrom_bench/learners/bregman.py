@@ -71,31 +71,59 @@ def logdet_projections(K, pairs, sign, targets, gamma=1.0, max_sweeps=50, tol=1e
     -------
     (K, duals, n_sweeps)
     """
-    K = np.array(K, dtype=np.float64, copy=True)
+    K = np.array(K, dtype=np.float64, copy=True, order="C")
     xi = np.asarray(targets, dtype=np.float64).copy()
     duals = np.zeros(len(xi))
     shrink = 1.0 if np.isinf(gamma) else gamma / (gamma + 1.0)
     inv_gamma = 0.0 if np.isinf(gamma) else 1.0 / gamma
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    first, second = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+    sign = np.ascontiguousarray(sign, dtype=np.float64)
+    sweep = _sweep()
     sweeps = 0
     for _ in range(max_sweeps):
         sweeps += 1
         before = duals.copy()
-        for c, ((i, j), delta) in enumerate(zip(pairs, sign, strict=True)):
-            Kv = K[:, i] - K[:, j]
-            p = Kv[i] - Kv[j]
-            if p <= 1e-12:
-                continue  # the two points coincide under K: no direction to move them in
-            alpha = min(duals[c], delta * shrink * (1.0 / p - 1.0 / xi[c]))
-            if alpha == 0.0:
-                continue
-            beta = delta * alpha / (1.0 - delta * alpha * p)
-            xi[c] = 1.0 / (1.0 / xi[c] + delta * alpha * inv_gamma)
-            duals[c] -= alpha
-            K += beta * np.outer(Kv, Kv)
+        sweep(K, first, second, sign, xi, duals, float(shrink), float(inv_gamma))
         change = np.abs(duals - before).sum()
         if change <= tol * max(np.abs(duals).sum() + np.abs(before).sum(), np.finfo(np.float64).tiny):
             break
     return K, duals, sweeps
+
+
+def _sweep_numpy(K, first, second, sign, xi, duals, shrink, inv_gamma):
+    """One sweep of :func:`logdet_projections` over the constraints in order (K, xi, duals in place): per
+    constraint the projection onto ``d(i, j) <= / >= target`` (``sign`` +1 / -1) with the slack update; the
+    compiled sweep (:mod:`nystrom_bench.learners._bregman_numba`) gives these bits without the temporaries."""
+    made = 0
+    for c, (i, j, delta) in enumerate(zip(first, second, sign, strict=True)):
+        Kv = K[:, i] - K[:, j]
+        p = Kv[i] - Kv[j]
+        if p <= 1e-12:
+            continue  # the two points coincide under K: no direction to move them in
+        alpha = min(duals[c], delta * shrink * (1.0 / p - 1.0 / xi[c]))
+        if alpha == 0.0:
+            continue
+        beta = delta * alpha / (1.0 - delta * alpha * p)
+        xi[c] = 1.0 / (1.0 / xi[c] + delta * alpha * inv_gamma)
+        duals[c] -= alpha
+        K += beta * np.outer(Kv, Kv)
+        made += 1
+    return made
+
+
+def _sweep():
+    """The compiled sweep where numba is installed (and compiles), else :func:`_sweep_numpy`: the same bits."""
+    global _SWEEP
+    if _SWEEP is None:
+        try:
+            from ._bregman_numba import sweep as _SWEEP
+        except Exception:  # noqa: BLE001 - numba missing or broken: numpy's loop, the same bits
+            _SWEEP = _sweep_numpy
+    return _SWEEP
+
+
+_SWEEP = None
 
 
 class LogDetKernelLearning(_LandmarkKernel):
