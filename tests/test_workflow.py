@@ -3,14 +3,14 @@
 One workflow run per pytest session (``workdir``): under pytest-xdist the first worker to ask builds it in
 the session's shared temporary directory while the others wait on a file lock, so ``make test -n 2`` runs
 it once.  The tests reading it are one ``xdist_group`` (one worker, at the head of the queue: it starts
-the build at once; the two longest, in test_workflow_analysis.py, run on either worker after the build); the
-tests that re-run Snakemake work on a copy (``copy_of``) and come last in the
-collection, when the run is done, on whichever worker is free; the bad-config tests need no run at all.
+the build at once; the two longest, in test_workflow_analysis.py, run on either worker after the build); those
+that change a config or re-run jobs work on copies (``_copy``: ``dry_runs``, ``reruns``); the bad-config tests need
+no run at all.
 
 A Snakemake start-up costs 2-3 CPU-s (imports, plugins; issue 39: ``make test`` on 2 cores is CPU-bound), so the
 calls that need no process of their own share one (``snakemake_batch``): the HTML report and the dry runs of the
-changed configs (``dry_runs``, READS_RUN), the two bad values' dry runs (``bad_config_runs``), a dry run and the
-re-run that follows it.
+changed configs (``dry_runs``), the re-runs after a deletion, a removed data set and a killed figures job
+(``reruns``), the two bad values' dry runs (``bad_config_runs``).
 """
 
 import copy
@@ -470,15 +470,50 @@ def test_outputs_are_readable_by_others(workdir):
     assert not [p for p in outputs if p.name.endswith(".tmp") or p.name.endswith(".part")]
 
 
-def test_deletion_reruns_only_dependents(copy_of):
-    workdir = copy_of
-    (workdir / "results/krr/runs/diabetes.csv").unlink()
-    before = tracking.active_runs("krr", f"sqlite:///{workdir}/mlflow.db")
-    # the dry run, then the re-run up to the study's MLflow runs, which its track_runs job logs (the jobs after it
-    # that the dry run lists would re-run every study's report run: nothing below reads them): one process
-    res, _ = snakemake_batch([(workdir, ["-n", "--configfile", "tiny.yaml"]),
-                              (workdir, ["results/krr/runs/diabetes.csv", "results/krr/runs_logged.json", "--cores",
-                                         "2", "--configfile", "tiny.yaml"])], home=workdir)
+@pytest.fixture(scope="module")
+def reruns(workdir, tmp_path_factory):
+    """``{test: (its copy, its calls' CompletedProcesses, what it read before)}``: the Snakemake runs of the three READS_RUN
+    tests that re-run jobs, each on a copy of its own, in one process (``snakemake_batch``: one start-up, not three;
+    a failed call fails its own test)."""
+    root = tmp_path_factory.mktemp("rerun")
+    deletion, removing, resume = (_copy(workdir, root / n) for n in ("deletion", "removing", "resume"))
+    # a deleted result file: the dry run, then the re-run up to the study's MLflow runs, which its track_runs job
+    # logs (the jobs after it that the dry run lists would re-run every study's report run: nothing reads them)
+    (deletion / "results/krr/runs/diabetes.csv").unlink()
+    before = tracking.active_runs("krr", f"sqlite:///{deletion}/mlflow.db")
+    calls = {"deletion": [(deletion, ["-n", "--configfile", "tiny.yaml"]),
+                          (deletion, ["results/krr/runs/diabetes.csv", "results/krr/runs_logged.json", "--cores", "2",
+                                      "--configfile", "tiny.yaml"])]}
+    # a removed data set, up to the study's MLflow runs: its track_runs job prunes the runs of the removed job (the
+    # reports would re-run every study's report and log them again; one report run per study:
+    # test_each_study_has_one_report_run...)
+    fewer = copy.deepcopy(TINY)
+    fewer["studies"]["krr"]["datasets"] = ["diabetes"]
+    calls["removing"] = [(removing, ["results/krr/runs_logged.json", "--cores", "2", "--configfile",
+                                     _write(removing, "fewer.yaml", fewer)])]
+    # a killed figures job: its directory gone (killed while writing, before the report) ...
+    shutil.rmtree(resume / "results/krr/figures")
+    (resume / "reports/krr.pdf").unlink()
+    leftover = resume / f"results/krr/.figures.{__import__('socket').gethostname().split('.')[0]}.999999.tmp"
+    leftover.mkdir()
+    (leftover / "test_mse.png").write_bytes(b"half")  # ... its temporary directory stays behind
+    calls["resume"] = [(resume, ["reports/krr.pdf", "--cores", "2", "--configfile", "tiny.yaml"])]  # figures, report
+    done = iter(snakemake_batch([c for cs in calls.values() for c in cs], home=deletion, check=False))
+    ran = {name: [next(done) for _ in cs] for name, cs in calls.items()}
+    return {"deletion": (deletion, ran["deletion"], before), "removing": (removing, ran["removing"], None),
+            "resume": (resume, ran["resume"], leftover)}
+
+
+def _all_ok(results):
+    for res in results:
+        _checked(res, res.args[len(SNAKEMAKE):], check=True)
+    return results
+
+
+@READS_RUN
+def test_deletion_reruns_only_dependents(reruns):
+    workdir, results, before = reruns["deletion"]
+    res, _ = _all_ok(results)  # results/krr/runs/diabetes.csv deleted: the dry run, then the re-run
     jobs = _jobs_listed(res.stdout + res.stderr)
     assert jobs.get("run") == 1 and "obtain" not in jobs and "split" not in jobs
     assert {"analysis", "track_runs", "claims", "summary"} <= set(jobs)
@@ -548,15 +583,10 @@ def _jobs_listed(out):
 
 
 def _copy(workdir, wd):
+    """A copy of the finished workflow directory (results, store) for tests that change the config or re-run jobs
+    (without Snakemake's locks: a test on the shared run may hold one while this copies)."""
     shutil.copytree(workdir, wd, symlinks=True, ignore=shutil.ignore_patterns("locks"))
     return wd
-
-
-@pytest.fixture
-def copy_of(workdir, tmp_path):
-    """A copy of the finished workflow directory (results, store) for tests that change the config or
-    re-run jobs (without Snakemake's locks: a test on the shared run may hold one while this copies)."""
-    return _copy(workdir, tmp_path / "wf")
 
 
 @pytest.fixture(scope="module")
@@ -628,29 +658,23 @@ def test_reordering_the_keys_of_every_block_schedules_no_job(dry_runs):
     assert _jobs_listed(res.stdout + res.stderr).get("run", 0) >= 1
 
 
-def test_removing_a_dataset_deletes_its_mlflow_runs(copy_of):
-    fewer = copy.deepcopy(TINY)
-    fewer["studies"]["krr"]["datasets"] = ["diabetes"]
-    # up to the study's MLflow runs: its track_runs job prunes the runs of the removed job (the reports would
-    # re-run every study's report and log them again; one report run per study: test_each_study_has_one_report_run...)
-    snakemake(copy_of, "results/krr/runs_logged.json", "--cores", "2", "--configfile",
-              _write(copy_of, "fewer.yaml", fewer))
-    runs = tracking.active_runs("krr", f"sqlite:///{copy_of}/mlflow.db", level=None)
+@READS_RUN
+def test_removing_a_dataset_deletes_its_mlflow_runs(reruns):
+    wd, results, _ = reruns["removing"]
+    _all_ok(results)  # krr's datasets: ["diabetes"], up to results/krr/runs_logged.json
+    runs = tracking.active_runs("krr", f"sqlite:///{wd}/mlflow.db", level=None)
     assert set(runs["params.dataset"].dropna()) == {"diabetes"} and len(runs) == 9 + 1 + 1  # + the report run
     assert list(runs["tags.nystrom_bench.level"]).count("report") == 1
 
 
-def test_resume_after_a_killed_figures_job_leaves_nothing(copy_of):
-    fig = copy_of / "results/krr/figures"
-    shutil.rmtree(fig)  # as if the figures job had been killed while writing (before the report) ...
-    (copy_of / "reports/krr.pdf").unlink()
-    leftover = copy_of / f"results/krr/.figures.{__import__('socket').gethostname().split('.')[0]}.999999.tmp"
-    leftover.mkdir()
-    (leftover / "test_mse.png").write_bytes(b"half")  # ... its temporary directory stays behind
-    snakemake(copy_of, "reports/krr.pdf", "--cores", "2", "--configfile", "tiny.yaml")  # figures, then the report
+@READS_RUN
+def test_resume_after_a_killed_figures_job_leaves_nothing(reruns):
+    wd, results, leftover = reruns["resume"]
+    fig = wd / "results/krr/figures"
+    _all_ok(results)  # figures gone, a half-written temporary directory left: reports/krr.pdf made again
     assert not leftover.exists() and (fig / "test_mse.png").stat().st_size > 1000
-    assert (copy_of / "reports/krr.pdf").stat().st_size > 1000
-    assert [p.name for p in (copy_of / "results/krr").iterdir() if p.name.startswith(".")] == []
+    assert (wd / "reports/krr.pdf").stat().st_size > 1000
+    assert [p.name for p in (wd / "results/krr").iterdir() if p.name.startswith(".")] == []
 
 
 BAD_VALUES = [
