@@ -13,8 +13,10 @@ multiple-kernel methods use ``b = 2^-4 b0, ..., 2^4 b0`` (``width_scales``).
 predicting the unlabelled samples (the fit and the prediction; the gen_nystrom method's
 ``lambda_path`` of the paper's Fig. 1 is recorded outside it).  The spectral and cluster kernels'
 eigendecompositions do not depend on the labels, so a job computes each once per data set and reuses
-it for every seed (:func:`~nystrom_bench.studies.gen_nystrom.methods.shared_spectrum`); a row that
-reused one is charged its one computation's measured seconds (:mod:`nystrom_bench.sharedwork`).  The
+it for every seed (:func:`~nystrom_bench.studies.gen_nystrom.methods.shared_spectrum`), and the k-means
+landmarks a seed's methods and coords draw from one stream are computed once per seed and count
+(:class:`~nystrom_bench.studies.gen_nystrom.methods.SharedKMeans`); a row that reused such work is
+charged its one computation's measured seconds (:mod:`nystrom_bench.sharedwork`).  The
 paper's tables and Fig. 1 are the report section's (:mod:`nystrom_bench.studies.gen_nystrom.section`).
 """
 
@@ -53,8 +55,9 @@ class GenNystromStudy(Study):
         "classes are labelled and the rest is not; each method learns a kernel (or runs a baseline) with these "
         "labels, a linear SVM (C = 1) on the learned factor is trained on the labelled samples, and error is the "
         "percentage of unlabelled samples misclassified. seconds covers learning the kernel, the classifier and "
-        "the prediction; a label-free eigendecomposition the job computes once and reuses across seeds (the spectral "
-        "and cluster kernels') is charged to every row that uses it at its one computation's measured seconds. "
+        "the prediction; label-free work the job computes once and reuses (the spectral and cluster kernels' "
+        "eigendecompositions across seeds, the k-means landmarks across a seed's methods) is charged to every row "
+        "that uses it at its one computation's measured seconds. "
         "Single-kernel methods use exp(-||x-y||^2 / b0), b0 the mean squared distance; the "
         "multiple-kernel ones 2^-4 b0 ... 2^4 b0. Paired tests pair on data set, seed and n_labels."
     )
