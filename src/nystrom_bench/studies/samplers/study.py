@@ -10,7 +10,9 @@ the exact block of a uniform subsample of at most ``exact_points`` rows (shared 
 ``test_error`` of KRR in LLA mode at ``alpha`` on the same landmarks (test MSE over the test targets'
 variance, targets centred as in the krr study; misclassification rate with one-vs-rest +-1 targets as in the
 krc study), ``sampling_seconds`` and ``kernel_entries`` (the sampler's plus those of C = K(X, landmarks) and W
-where no factor came back).  Each row records its data set's properties (:func:`nystrom_bench.spectrum.
+where no factor came back; ``leverage`` and ``kdpp`` decompose K once per data set, seed and kernel and share it
+between the m, each row charged the decomposition's measured seconds: :class:`~nystrom_bench.studies.samplers.
+methods.LandmarkRun`).  Each row records its data set's properties (:func:`nystrom_bench.spectrum.
 properties` at lam = alpha, once per data set, seed and kernel) as params ``prop_*`` for the findings' "When do
 non-uniform landmarks beat uniform?".  The m up to half the training points run (the config check refuses a
 set where none fits); every sampler and m of a (data set, seed) starts from the same stream (common random
