@@ -10,14 +10,13 @@ the exact block of a uniform subsample of at most ``exact_points`` rows (shared 
 ``test_error`` of KRR in LLA mode at ``alpha`` on the same landmarks (test MSE over the test targets'
 variance, targets centred as in the krr study; misclassification rate with one-vs-rest +-1 targets as in the
 krc study), ``sampling_seconds`` and ``kernel_entries`` (the sampler's plus those of C = K(X, landmarks) and W
-where no factor came back; ``leverage`` and ``kdpp`` decompose K once per data set, seed and kernel and share it
-between the m, each row charged the decomposition's measured seconds: :class:`~nystrom_bench.studies.samplers.
-methods.LandmarkRun`).  Each row records its data set's properties (:func:`nystrom_bench.spectrum.
-properties` at lam = alpha, once per data set, seed and kernel) as params ``prop_*`` for the findings' "When do
-non-uniform landmarks beat uniform?".  The m up to half the training points run (the config check refuses a
-set where none fits); every sampler and m of a (data set, seed) starts from the same stream (common random
-numbers).  A sampler that cannot draw (``max_n``, or a k-DPP of m points on K of numerical rank below m)
-gives rows without numbers and the param ``skipped`` with the reason."""
+where no factor came back; ``leverage`` and ``kdpp`` share K's decomposition between the m, each row charged its
+measured seconds).  Each row records its data set's properties (:func:`nystrom_bench.spectrum.properties` at lam =
+alpha, per data set, seed and kernel) as params ``prop_*`` for the findings' "When do non-uniform landmarks beat
+uniform?".  The m up to half the training points run (the config check refuses a set where none fits); every sampler
+and m of a (data set, seed) starts from the same stream (common random numbers).  A sampler that cannot draw
+(``max_n``, or a k-DPP of m points on K of numerical rank below m) gives rows without numbers and the param
+``skipped`` with the reason."""
 
 from __future__ import annotations
 
@@ -134,8 +133,7 @@ class SamplersStudy(Study):
         # below n eps (-8e-13 on a 1-D set of rank < m) it is 0 to working precision; > 0 keeps the tests on ratios
         trace = max(spectrum.trace_error(X, trial.kernel, F), len(X) * np.finfo(np.float64).eps)
         return {"trace_error": trace, "frobenius_error": errs["frobenius"], "spectral_error": errs["spectral"],
-                "test_error": test_error, "sampling_seconds": est.sampling_seconds_,
-                "kernel_entries": float(est.kernel_entries_)}
+                "test_error": test_error, "sampling_seconds": est.sampling_seconds_, "kernel_entries": float(est.kernel_entries_)}
 
     def record(self, trial):
         """The data set's properties (once per data set, seed and kernel) and the exact block's size."""
