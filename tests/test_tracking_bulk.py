@@ -165,3 +165,17 @@ def test_only_a_local_sqlite_store_takes_the_bulk_path(mlflow_uri):
 
     assert tracking_bulk.sqlite_store(MlflowClient(tracking_uri=mlflow_uri)) is not None
     assert tracking_bulk.sqlite_store(object()) is None  # e.g. the REST client of a tracking server
+
+
+def test_asking_for_the_rest_client_imports_no_mlflow():
+    """The REST client logs to a tracking server without ``import mlflow`` (most of the cost on a cluster's
+    slice: _tracking_rest); asking whether it has a SQLite store must not import it either."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from nystrom_bench import tracking_bulk\n"
+            "from nystrom_bench._tracking_rest import RestClient\n"
+            "assert tracking_bulk.sqlite_store(RestClient('http://127.0.0.1:9')) is None\n"
+            "print('mlflow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -28,11 +28,14 @@ __all__ = ["sqlite_store", "write_runs"]
 def sqlite_store(client):
     """The ``SqlAlchemyStore`` behind ``client`` if it is a local SQLite store MLflow's own client
     writes, else None (the caller then logs call by call)."""
+    tracking_client = getattr(client, "_tracking_client", None)
+    if tracking_client is None:  # e.g. the REST client of a tracking server, which never imports MLflow
+        return None
     try:
         from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
 
-        store = client._tracking_client.store
-    except Exception:  # noqa: BLE001 - another client or MLflow version: the call-by-call path
+        store = tracking_client.store
+    except Exception:  # noqa: BLE001 - another MLflow version: the call-by-call path
         return None
     if not isinstance(store, SqlAlchemyStore) or not str(store.db_uri).startswith("sqlite:"):
         return None
