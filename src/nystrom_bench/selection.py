@@ -148,6 +148,15 @@ def build_operator(X, y, kernel, approximation="exact", *, sampler="uniform", n_
                                     approximation=approximation, rank=rank, sampler_options=sampler_options)
 
 
+def _check_criteria(X, y, approximation, criteria_, noise_sd):
+    """``(X, y, noise_sd)`` checked for a criteria call: known criteria; C_ipe's sigma defaults to 1% of sd(y)."""
+    X, y = _check(X, y, approximation=approximation)
+    unknown = [c for c in criteria_ if c not in CRITERIA]
+    if unknown:
+        raise ValueError(f"unknown criterion {unknown[0]!r}; choose one of {', '.join(CRITERIA)}")
+    return X, y, 0.01 * float(np.std(y)) if noise_sd is None else noise_sd
+
+
 def criterion_values(X, y, gamma, approximation="exact", criteria_=CRITERIA, *, mu=0.005, noise_sd=None,
                      spectrum="exact", seed=None, **build_options):
     """Every criterion in ``criteria_`` of one width from one approximation.
@@ -158,12 +167,7 @@ def criterion_values(X, y, gamma, approximation="exact", criteria_=CRITERIA, *, 
     ``sd(y)``, the papers' setting.  ``spectrum``: C_ipe's eigenvalues of K~ (``"exact"``) or
     the Nystrom estimate of K's (``"estimate"``, Ding et al. (TNNLS 2020) Section VI).
     """
-    X, y = _check(X, y, approximation=approximation)
-    unknown = [c for c in criteria_ if c not in CRITERIA]
-    if unknown:
-        raise ValueError(f"unknown criterion {unknown[0]!r}; choose one of {', '.join(CRITERIA)}")
-    if noise_sd is None:
-        noise_sd = 0.01 * float(np.std(y))
+    X, y, noise_sd = _check_criteria(X, y, approximation, criteria_, noise_sd)
     kern = kernels.make("gaussian", gamma=float(gamma))
     t0 = time.perf_counter()
     op = build_operator(X, y, kern, approximation, rng=_fresh(seed), **build_options)
@@ -243,12 +247,7 @@ def criterion_paths(X, y, gammas, approximation="exact", criteria_=CRITERIA, *, 
     ``operators``: a list that receives every width's operator as built (e.g. for an assumption check).
     """
     gammas = _check_grid(gammas)
-    X, y = _check(X, y, approximation=approximation)
-    unknown = [c for c in criteria_ if c not in CRITERIA]
-    if unknown:
-        raise ValueError(f"unknown criterion {unknown[0]!r}; choose one of {', '.join(CRITERIA)}")
-    if noise_sd is None:
-        noise_sd = 0.01 * float(np.std(y))
+    X, y, noise_sd = _check_criteria(X, y, approximation, criteria_, noise_sd)
     values = {name: [] for name in criteria_}
     seconds = {name: [] for name in criteria_}
     for g in gammas:
