@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from scipy.spatial.distance import cdist
 
 from .. import fastexp
 from ..fastexp import exp_nonpos
@@ -243,6 +242,10 @@ class Laplacian(Kernel):
 
             out[...] = manhattan_distances(Xb, Y)
         else:
+            # imported here: scipy.spatial costs ~0.2 CPU-s to import, and most processes that import the
+            # kernels (analysis, MLflow logging, Snakemake's config check) never build a Laplacian block
+            from scipy.spatial.distance import cdist
+
             cdist(Xb, Y, metric="cityblock", out=out)
         out *= -self.gamma
         exp_nonpos(out)
