@@ -37,6 +37,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -49,7 +50,7 @@ from .sampling import Sketch, choose_landmarks
 __all__ = [
     "KernelOperator", "ExactOperator", "LowRankOperator", "NystromOperator", "ModifiedNystromOperator",
     "OptimalOperator", "MCMOperator", "Sketch", "build", "available", "register", "lowrank_pinv_factor",
-    "balanced_grid", "top_eigh", "landmark_operator",
+    "balanced_grid", "top_eigh", "landmark_operator", "shared_reductions",
 ]
 
 _REGISTRY = {}
@@ -240,6 +241,26 @@ class KernelOperator:
         return self.X.shape[0]
 
 
+#: where set (:func:`shared_reductions`): a callable ``K -> tridiagonal reduction or None``
+_REDUCTIONS = None
+
+
+@contextlib.contextmanager
+def shared_reductions(source):
+    """Inside the block, the exact operator's eigenvalues and the optimal operator's top-k eigenpairs continue
+    from ``source(K)``, K's tridiagonal reduction (:func:`nystrom_bench.sharedwork.tridiagonal`'s dict, or
+    ``None``: computed as outside the block) -- e.g. :class:`nystrom_bench.sharedwork.SharedReductions`, one
+    reduction per kernel matrix shared with the ``leverage`` sampler's draws.  The results are the bits of
+    ``scipy.linalg.eigh`` and :func:`top_eigh` either way; the reduction is the bulk of both (Golub & Van
+    Loan, Matrix Computations, 4th ed., Sec. 8.3.1)."""
+    global _REDUCTIONS
+    saved, _REDUCTIONS = _REDUCTIONS, source
+    try:
+        yield source
+    finally:
+        _REDUCTIONS = saved
+
+
 @register("exact")
 class ExactOperator(KernelOperator):
     """The exact kernel matrix K (n x n; Cholesky solves). The reference, small n only."""
@@ -248,7 +269,7 @@ class ExactOperator(KernelOperator):
         self.X, self.kernel = X, kernel
         self.K = kernel(X)
         self.rank = X.shape[0]
-        self._eig = None
+        self._eig = self._w = None
         self._chol = {}
 
     @classmethod
@@ -276,7 +297,18 @@ class ExactOperator(KernelOperator):
         return self._eig
 
     def eigvals(self):
-        return self._eigh()[0].copy()
+        """K's eigenvalues, descending: ``scipy.linalg.eigh``'s bits without its eigenvectors' back-transformation
+        (:func:`nystrom_bench.sharedwork.eigvals_tridiagonal`; the reduction from :func:`shared_reductions`'
+        source where one is set)."""
+        if self._eig is not None:
+            return self._eig[0].copy()
+        if self._w is None:
+            from .sharedwork import eigvals_tridiagonal, tridiagonal
+
+            tri = tridiagonal(self.K) if _REDUCTIONS is None else _REDUCTIONS(self.K)
+            w = None if tri is None else eigvals_tridiagonal(tri)
+            self._w = self._eigh()[0] if w is None else w[::-1]
+        return self._w.copy()
 
     def factor(self):
         w, U = self._eigh()
@@ -526,7 +558,14 @@ class OptimalOperator(LowRankOperator):
     def build(cls, X, kernel, rank=None):
         if rank is None:
             raise ValueError("optimal: pass rank= (the k of the best rank-k approximation)")
-        w, U = top_eigh(kernel(X), int(rank))
+        K = kernel(X)
+        pairs = None
+        if _REDUCTIONS is not None:  # K's shared reduction (shared_reductions): the same eigenpairs bit for bit
+            from .sharedwork import top_eigh_tridiagonal
+
+            tri = _REDUCTIONS(K)
+            pairs = None if tri is None else top_eigh_tridiagonal(tri, int(rank))
+        w, U = top_eigh(K, int(rank)) if pairs is None else pairs
         keep = w > RCOND * max(w[0], 0.0)
         op = cls()
         # V = U_k Lambda_k^{1/2}: in the C T form, C = U_k Lambda_k and T = Lambda_k^{-1/2}

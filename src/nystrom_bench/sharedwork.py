@@ -28,7 +28,8 @@ import time
 
 import numpy as np
 
-__all__ = ["MEMO", "SharedLeverage", "SharedWork", "digest", "tridiagonal", "top_eigh_tridiagonal"]
+__all__ = ["MEMO", "SharedLeverage", "SharedReductions", "SharedWork", "digest", "eigvals_tridiagonal", "tridiagonal",
+           "top_eigh_tridiagonal"]
 
 
 def digest(*parts):
@@ -162,7 +163,8 @@ def tridiagonal(A):
     (SciPy's optimal ``dsyevr`` workspace less 5 n), so :func:`top_eigh_tridiagonal` continues bit for bit.
 
     Returns ``None`` where that path does not apply (not float64, n < 2, or a matrix ``dsyevr`` would scale
-    first: max ``|a_ij|`` outside [1e-100, 1e100]); else a dict ``{"c", "d", "e", "tau", "lwork"}``.  The
+    first: max ``|a_ij|`` outside [1e-100, 1e76], inside its own bounds sqrt(safmin / eps) ~ 1e-146 and
+    min(sqrt(eps / safmin), safmin^(-1/4)) ~ 8e76); else a dict ``{"c", "d", "e", "tau", "lwork"}``.  The
     reduction is ~(4/3) n^3 of the eigendecomposition's ~(4/3) n^3 + O(n^2 k) flops (Golub & Van Loan,
     Matrix Computations, 4th ed., Sec. 8.3.1): what a sampler that needs the top-k eigenvectors of one K at
     several k can share."""
@@ -173,7 +175,7 @@ def tridiagonal(A):
     if A.dtype != np.float64 or A.ndim != 2 or n < 2 or A.shape[1] != n:
         return None
     anrm = float(np.max(np.abs(A)))
-    if not (1e-100 <= anrm <= 1e100):  # dsyevr would scale A first (ISCALE)
+    if not (1e-100 <= anrm <= 1e76):  # dsyevr would scale A first (ISCALE)
         return None
     lwork = int(lapack.dsyevr_lwork(n, lower=1)[0])
     c, d, e, tau, info = lapack.dsytrd(np.array(A, order="F"), lower=1, lwork=lwork - 5 * n)
@@ -215,6 +217,48 @@ def top_eigh_tridiagonal(tri, k):
     if not np.isfinite(w).all():
         return None
     return w[::-1], z[:, ::-1]
+
+
+def eigvals_tridiagonal(tri):
+    """All eigenvalues, ascending, from :func:`tridiagonal`'s reduction: the bits of ``scipy.linalg.eigh(A)[0]``.
+
+    ``dsyevr``'s path for the whole spectrum with eigenvectors (RANGE = 'A', JOBZ = 'V', ABSTOL = 0): the
+    MRRR solver ``dstemr`` on copies of the diagonals (TRYRAC set, as ``dsyevr`` sets it for ABSTOL <= 2 n eps),
+    whose eigenvalues ``dsyevr`` returns as they are -- its back-transformation ``dormtr`` (~2 n^3 flops: what
+    is skipped here) and its sort touch only the eigenvectors (Dhillon, Parlett & Voemel, ACM TOMS 2006,
+    "The design and implementation of the MRRR algorithm").  ``dstemr``'s eigenvectors are computed and
+    dropped: with JOBZ = 'N' it refines the eigenvalues otherwise, so they would differ in the last bits.
+    ``None`` where ``dstemr`` fails (``dsyevr`` then falls back to ``dstebz`` and ``dstein``: a tight
+    cluster, e.g. a kernel matrix close to I) -- the caller then calls ``eigh`` itself."""
+    from scipy.linalg import lapack
+
+    d, e = tri["d"], tri["e"]
+    n = len(d)
+    e_n = np.zeros(n)  # dstemr takes E of length n (the last entry is workspace)
+    e_n[:-1] = e
+    lwork, liwork, info = lapack.dstemr_lwork(d, e_n, 0, 0.0, 0.0, 1, n, compute_v=1)  # range 0: all
+    if info != 0:
+        return None
+    m, w, _, info = lapack.dstemr(np.array(d), e_n, 0, 0.0, 0.0, 1, n, compute_v=1, lwork=lwork, liwork=liwork)
+    if info != 0 or m != n or not np.isfinite(w).all():
+        return None
+    return np.array(w[:m])
+
+
+class SharedReductions:
+    """A source of tridiagonal reductions for :func:`nystrom_bench.approx.shared_reductions`: K's from
+    :data:`MEMO`, keyed as :class:`SharedLeverage`'s, so the exact operator's eigenvalues, the optimal rank-k
+    eigenpairs and the ``leverage`` sampler's draws on one kernel matrix share one reduction bit for bit.
+    ``shared_seconds``: the seconds of the reductions it reused rather than computed (a row charges them)."""
+
+    def __init__(self):
+        self.shared_seconds = 0.0
+
+    def __call__(self, K):
+        tri, seconds, hit = MEMO.get(K, ("tridiagonal",), lambda: tridiagonal(K))
+        if hit:
+            self.shared_seconds += seconds
+        return tri
 
 
 #: the process's memo

@@ -63,9 +63,25 @@ def deterministic_values(X, y, gamma, approximation, criteria, common, opts):
     reused them is charged the seconds of their one computation (the ``seconds`` they carry)."""
     key = ("criterion_values", approximation, float(gamma), tuple(criteria), sorted(common.items()),
            sorted(opts.items()))
-    value, _, _ = sharedwork.MEMO.get((X, y), key, lambda: selection.criterion_values(
-        X, y, gamma, approximation, tuple(criteria), **common, **opts))
+    value, _, _ = sharedwork.MEMO.get((X, y), key, lambda: _reduced_values(X, y, gamma, approximation, criteria,
+                                                                           common, opts))
     return dict(value)
+
+
+def _reduced_values(X, y, gamma, approximation, criteria, common, opts):
+    """``selection.criterion_values`` with K's tridiagonal reduction shared (:func:`approx.shared_reductions`
+    from :data:`~nystrom_bench.sharedwork.MEMO`): the exact eigenvalues (C_ipe), the optimal rank-k eigenpairs
+    and the ``leverage`` sampler's draws of one width take one reduction of K, their values bit for bit those
+    of their own.  A reduction reused is charged in seconds where it is read: the optimal build (every
+    criterion), the exact C_ipe (only it reads K's eigenvalues)."""
+    source = sharedwork.SharedReductions()
+    with approx.shared_reductions(source):
+        out = selection.criterion_values(X, y, gamma, approximation, tuple(criteria), **common, **opts)
+    if source.shared_seconds:
+        readers = ("c_ipe",) if approximation == "exact" else tuple(out)
+        out = {name: (value, seconds + (source.shared_seconds if name in readers else 0.0))
+               for name, (value, seconds) in out.items()}
+    return out
 
 
 def exact_values(trial, X, y, gamma, common):
