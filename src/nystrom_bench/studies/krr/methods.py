@@ -17,6 +17,29 @@ from ...methods import Method, check_sampler, family, register
 
 family("krr", key="approach", default="krr")
 
+#: the values of KRR's parameter constraints (``KRR._parameter_constraints``) that a block's options plainly meet:
+#: scikit-learn's check imports scikit-learn, 1.1 CPU-s of every Snakemake start-up (issue 39), so it runs only
+#: where an option is not one of these (tests/test_krr_config_check.py keeps the two in step)
+PLAIN_CHOICES = {"approximation": {"exact", "nystrom"}, "mode": {"gsa", "lla", "ncr"}}
+
+
+def _plainly_valid(opts, alpha):
+    """Whether ``KRR(alpha=alpha, **opts)`` plainly passes KRR's parameter validation: a positive finite ``alpha``;
+    ``approximation`` and ``mode`` among :data:`PLAIN_CHOICES`; ``n_components`` an int >= 1 or a float in (0, 1];
+    ``rank`` an int >= 1 or None; ``sampler`` a name.  False for anything else (other keys, other types): then
+    scikit-learn's own check decides, with its message."""
+    import math
+
+    def count(v):
+        return (type(v) is int and v >= 1) or (type(v) is float and 0 < v <= 1)
+
+    plain = {"approximation": lambda v: v in PLAIN_CHOICES["approximation"] if type(v) is str else False,
+             "mode": lambda v: v in PLAIN_CHOICES["mode"] if type(v) is str else False,
+             "n_components": count, "rank": lambda v: v is None or (type(v) is int and v >= 1),
+             "sampler": lambda v: type(v) is str}
+    return (type(alpha) in (int, float) and math.isfinite(alpha) and alpha > 0
+            and all(k in plain and plain[k](v) for k, v in opts.items()))
+
 
 @register
 class KRRMethod(Method):
@@ -31,12 +54,16 @@ class KRRMethod(Method):
             warnings.warn(f"methods.{self.label}: the key 'n_landmarks' is deprecated (the estimators' n_landmarks "
                           "is now n_components); write n_components", FutureWarning, stacklevel=2)
         check_sampler(self.opts.get("sampler", "uniform"))
-        learners.KRR(alpha=params.get("alpha", 1e-3), **self.opts)._validate_params()
+        alpha = params.get("alpha", 1e-3)
+        if not _plainly_valid(self.opts, alpha):  # else the estimator's own check, and its error
+            learners.KRR(alpha=alpha, **self.opts)._validate_params()
 
     def landmark_counts(self, params):
         if self.opts.get("approximation", "nystrom") != "nystrom" or "landmarks" in self.opts:
             return []
-        m = self.opts.get("n_components", self.opts.get("n_landmarks", learners.KRR().n_components))
+        opts = self.opts  # KRR's default only where the block sets no count (it imports scikit-learn)
+        m = opts["n_components"] if "n_components" in opts else opts.get("n_landmarks") if "n_landmarks" in opts \
+            else learners.KRR().n_components
         return [int(m)] if isinstance(m, numbers.Integral) else []  # a fraction never exceeds n
 
     def estimator(self, trial):
