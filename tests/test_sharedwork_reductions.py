@@ -1,5 +1,5 @@
 """One tridiagonal reduction of K shared by the exact eigenvalues, the optimal rank-k eigenpairs and the leverage
-sampler (nystrom_bench.sharedwork.SharedReductions, approx.shared_reductions): LAPACK's bits, the reuse charged."""
+sampler (nystrom_bench.sharedwork.SharedOperatorWork, approx.shared_work): LAPACK's bits, the reuse charged."""
 
 import numpy as np
 import pytest
@@ -72,15 +72,15 @@ def test_exact_optimal_and_leverage_share_one_reduction_with_the_same_bits():
     plain_opt = approx.build("optimal", X, kern, rank=7)
     plain_w = approx.build("exact", X, kern).eigvals()
     plain_lev = sampling.sample("leverage", X, kern, 20, seed=np.random.default_rng(1))
-    source = sharedwork.SharedReductions()
-    with approx.shared_reductions(source) as s:
+    source = sharedwork.SharedOperatorWork()
+    with approx.shared_work(source) as s:
         assert s is source
         w = approx.build("exact", X, kern).eigvals()
         assert source.shared_seconds == 0.0  # computed here: on this clock
         opt = approx.build("optimal", X, kern, rank=7)
         charged = source.shared_seconds
         assert charged > 0.0
-    assert approx._REDUCTIONS is None  # the block restores the default
+    assert approx._SHARED is None  # the block restores the default
     lev = sharedwork.SharedLeverage()
     assert np.array_equal(sampling.sample(lev, X, kern, 20, seed=np.random.default_rng(1)), plain_lev)
     assert lev.shared_seconds == charged  # the same reduction, the same charge
@@ -89,7 +89,7 @@ def test_exact_optimal_and_leverage_share_one_reduction_with_the_same_bits():
         assert np.array_equal(_bits(getattr(opt, a)), _bits(getattr(plain_opt, a)))
     assert sharedwork.MEMO.misses == 1 and sharedwork.MEMO.hits == 2
     # another width: another K, another reduction
-    with approx.shared_reductions(sharedwork.SharedReductions()) as s2:
+    with approx.shared_work(sharedwork.SharedOperatorWork()) as s2:
         approx.build("optimal", X, kernels.make("gaussian", gamma=0.4 * (1 + 1e-15)), rank=7)
         assert s2.shared_seconds == 0.0
 
@@ -97,10 +97,10 @@ def test_exact_optimal_and_leverage_share_one_reduction_with_the_same_bits():
 def test_optimal_where_the_subset_path_does_not_apply_falls_back_to_top_eigh():
     X = np.random.default_rng(8).normal(size=(12, 2))
     kern = kernels.make("gaussian", gamma=0.5)
-    with approx.shared_reductions(sharedwork.SharedReductions()):
+    with approx.shared_work(sharedwork.SharedOperatorWork()):
         full = approx.build("optimal", X, kern, rank=12)  # k = n: dsyevr's other path
     np.testing.assert_array_equal(full.C, approx.build("optimal", X, kern, rank=12).C)
-    with approx.shared_reductions(lambda K: None):  # a source without a reduction: computed as outside
+    with approx.shared_work(type("NoReduction", (), {"tridiagonal": lambda self, K: None})()):  # computed as outside
         np.testing.assert_array_equal(approx.build("optimal", X, kern, rank=3).C,
                                       approx.build("optimal", X, kern, rank=3).C)
 
@@ -125,6 +125,40 @@ def test_a_reused_reduction_is_charged_where_it_is_read():
     # the exact operator reads K's eigenvalues in C_ipe only; the optimal one in its build (both criteria)
     assert exact["c_ipe"][1] >= reduce_seconds > exact["c_ree"][1]
     assert optimal["c_ree"][1] >= reduce_seconds and optimal["c_ipe"][1] >= reduce_seconds
-    with approx.shared_reductions(sharedwork.SharedReductions()) as s:
+    with approx.shared_work(sharedwork.SharedOperatorWork()) as s:
         selection.criterion_values(X, y, 20.0, "exact", ("c_ree",), **common)
         assert s.shared_seconds == 0.0  # C_ree on K reads no eigenvalue: nothing to charge
+
+
+def test_mcm_spacing_shared_across_widths_same_operator_and_charged():
+    g = np.arange(12) * 0.1
+    X = np.array([[a, b] for a in g for b in g]) + np.random.default_rng(9).normal(scale=0.01, size=(144, 2))
+    source = sharedwork.SharedOperatorWork()
+    ops = []
+    with approx.shared_work(source):
+        for gamma in (1.0, 4.0):
+            ops.append(approx.build("mcm", X, kernels.make("gaussian", gamma=gamma), grid=[12, 12]))
+    assert source.shared_seconds > 0.0 and (sharedwork.MEMO.misses, sharedwork.MEMO.hits) == (1, 1)
+    for gamma, op in zip((1.0, 4.0), ops):
+        ref = approx.build("mcm", X, kernels.make("gaussian", gamma=gamma), grid=[12, 12])
+        assert (op.h, op.grid_misfit_) == (ref.h, ref.grid_misfit_) and ref.grid_misfit_ > 0
+        np.testing.assert_array_equal(op.v, ref.v)
+    with approx.shared_work(sharedwork.SharedOperatorWork()) as s:  # another grid: another fit
+        approx.build("mcm", X, kernels.make("gaussian", gamma=1.0), grid=[16, 9])
+        assert s.shared_seconds == 0.0
+
+
+def test_mcm_assumption_once_per_data_and_settings():
+    from nystrom_bench.studies.consistency.methods import MCM, _assumption
+
+    g = np.arange(6) * 0.1
+    X = np.array([[a, b] for a in g for b in g])
+    method = MCM("mcm", {"levels": 3, "grid": "data"})
+    for gamma in (2.0**-4, 2.0**6):
+        want = method.assumption(X, [gamma], 0.005, {"grid": [6, 6]})
+        assert _assumption(method, X, gamma, 0.005, {"grid": [6, 6]}) == want
+        assert _assumption(method, X.copy(), gamma, 0.005, {"grid": [6, 6]}) == want
+    assert "indefinite" in method.assumption(X, [2.0**-4], 0.005, {"grid": [6, 6]})  # both kinds of answer seen
+    assert method.assumption(X, [2.0**6], 0.005, {"grid": [6, 6]}) == ""
+    # one assumption and one grid spacing per width: the second call of each width reused it
+    assert sharedwork.MEMO.hits >= 2

@@ -50,7 +50,7 @@ from .sampling import Sketch, choose_landmarks
 __all__ = [
     "KernelOperator", "ExactOperator", "LowRankOperator", "NystromOperator", "ModifiedNystromOperator",
     "OptimalOperator", "MCMOperator", "Sketch", "build", "available", "register", "lowrank_pinv_factor",
-    "balanced_grid", "top_eigh", "landmark_operator", "shared_reductions",
+    "balanced_grid", "top_eigh", "landmark_operator", "shared_work",
 ]
 
 _REGISTRY = {}
@@ -241,24 +241,31 @@ class KernelOperator:
         return self.X.shape[0]
 
 
-#: where set (:func:`shared_reductions`): a callable ``K -> tridiagonal reduction or None``
-_REDUCTIONS = None
+#: where set (:func:`shared_work`): the source of the work operators may share
+_SHARED = None
 
 
 @contextlib.contextmanager
-def shared_reductions(source):
-    """Inside the block, the exact operator's eigenvalues and the optimal operator's top-k eigenpairs continue
-    from ``source(K)``, K's tridiagonal reduction (:func:`nystrom_bench.sharedwork.tridiagonal`'s dict, or
-    ``None``: computed as outside the block) -- e.g. :class:`nystrom_bench.sharedwork.SharedReductions`, one
-    reduction per kernel matrix shared with the ``leverage`` sampler's draws.  The results are the bits of
-    ``scipy.linalg.eigh`` and :func:`top_eigh` either way; the reduction is the bulk of both (Golub & Van
-    Loan, Matrix Computations, 4th ed., Sec. 8.3.1)."""
-    global _REDUCTIONS
-    saved, _REDUCTIONS = _REDUCTIONS, source
+def shared_work(source):
+    """Inside the block, operators take work that depends only on their data from ``source`` (e.g.
+    :class:`nystrom_bench.sharedwork.SharedOperatorWork`: computed once per data and reused), each where
+    ``source`` has the method:
+
+    - ``tridiagonal(K)``: K's tridiagonal reduction (:func:`nystrom_bench.sharedwork.tridiagonal`'s dict, or
+      ``None`` where that path does not apply), which the exact operator's eigenvalues and the optimal
+      operator's top-k eigenpairs continue from -- one reduction per kernel matrix, also shared with the
+      ``leverage`` sampler's draws; the reduction is the bulk of both (Golub & Van Loan, Matrix Computations,
+      4th ed., Sec. 8.3.1);
+    - ``mcm_spacing(X, grid, max_pairs, seed)``: MCM's grid spacing and misfit
+      (:meth:`MCMOperator.spacing_and_misfit`), which depend on X and the grid, not on the kernel.
+
+    The results are the bits of the unshared computation either way."""
+    global _SHARED
+    saved, _SHARED = _SHARED, source
     try:
         yield source
     finally:
-        _REDUCTIONS = saved
+        _SHARED = saved
 
 
 @register("exact")
@@ -279,10 +286,12 @@ class ExactOperator(KernelOperator):
     def solve(self, shift, y):
         shift = float(shift)
         if shift not in self._chol:
-            A = self.K.copy()
-            A.flat[:: self.n + 1] += shift
+            # one copy, in LAPACK's (Fortran) order, factored in place: a C-order copy was copied again by
+            # the wrapper (0.2 CPU-s of a 1.2 s solve at n = 5000); the same values, the same factor
+            A = np.array(self.K, order="F")
+            A.flat[:: self.n + 1] += shift  # .flat is in C order whatever the layout: the diagonal
             try:
-                self._chol = {shift: linalg.cho_factor(A, lower=True, check_finite=False)}
+                self._chol = {shift: linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)}
             except linalg.LinAlgError:
                 raise np.linalg.LinAlgError(
                     f"exact kernel matrix + {shift:g}*I is not positive definite "
@@ -298,14 +307,15 @@ class ExactOperator(KernelOperator):
 
     def eigvals(self):
         """K's eigenvalues, descending: ``scipy.linalg.eigh``'s bits without its eigenvectors' back-transformation
-        (:func:`nystrom_bench.sharedwork.eigvals_tridiagonal`; the reduction from :func:`shared_reductions`'
+        (:func:`nystrom_bench.sharedwork.eigvals_tridiagonal`; the reduction from :func:`shared_work`'s
         source where one is set)."""
         if self._eig is not None:
             return self._eig[0].copy()
         if self._w is None:
             from .sharedwork import eigvals_tridiagonal, tridiagonal
 
-            tri = tridiagonal(self.K) if _REDUCTIONS is None else _REDUCTIONS(self.K)
+            shared = getattr(_SHARED, "tridiagonal", None)
+            tri = (shared or tridiagonal)(self.K)
             w = None if tri is None else eigvals_tridiagonal(tri)
             self._w = self._eigh()[0] if w is None else w[::-1]
         return self._w.copy()
@@ -560,10 +570,11 @@ class OptimalOperator(LowRankOperator):
             raise ValueError("optimal: pass rank= (the k of the best rank-k approximation)")
         K = kernel(X)
         pairs = None
-        if _REDUCTIONS is not None:  # K's shared reduction (shared_reductions): the same eigenpairs bit for bit
+        shared = getattr(_SHARED, "tridiagonal", None)
+        if shared is not None:  # K's shared reduction (shared_work): the same eigenpairs bit for bit
             from .sharedwork import top_eigh_tridiagonal
 
-            tri = _REDUCTIONS(K)
+            tri = shared(K)
             pairs = None if tri is None else top_eigh_tridiagonal(tri, int(rank))
         w, U = top_eigh(K, int(rank)) if pairs is None else pairs
         keep = w > RCOND * max(w[0], 0.0)
@@ -666,7 +677,8 @@ class MCMOperator(KernelOperator):
         grid = balanced_grid(n, levels) if grid is None else tuple(int(g) for g in grid)
         if int(np.prod(grid)) != n:
             raise ValueError(f"mcm: grid {grid} has {int(np.prod(grid))} cells but there are {n} points")
-        h_fit, misfit = cls.spacing_and_misfit(X, grid, max_pairs, seed)
+        spacing = getattr(_SHARED, "mcm_spacing", None) or cls.spacing_and_misfit  # shared_work: once per X and grid
+        h_fit, misfit = spacing(X, grid, max_pairs, seed)
         op = cls(X, kernel, grid, h_fit if h is None else h)
         op.grid_misfit_ = misfit
         # U_m is circulant, not PSD: even on an exact grid its eigenvalues go negative (measured: 8% of the

@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-__all__ = ["MEMO", "SharedLeverage", "SharedReductions", "SharedWork", "digest", "eigvals_tridiagonal", "tridiagonal",
+__all__ = ["MEMO", "SharedLeverage", "SharedOperatorWork", "SharedWork", "digest", "eigvals_tridiagonal", "tridiagonal",
            "top_eigh_tridiagonal"]
 
 
@@ -245,20 +245,32 @@ def eigvals_tridiagonal(tri):
     return np.array(w[:m])
 
 
-class SharedReductions:
-    """A source of tridiagonal reductions for :func:`nystrom_bench.approx.shared_reductions`: K's from
-    :data:`MEMO`, keyed as :class:`SharedLeverage`'s, so the exact operator's eigenvalues, the optimal rank-k
-    eigenpairs and the ``leverage`` sampler's draws on one kernel matrix share one reduction bit for bit.
-    ``shared_seconds``: the seconds of the reductions it reused rather than computed (a row charges them)."""
+class SharedOperatorWork:
+    """A source for :func:`nystrom_bench.approx.shared_work`: the work an operator shares, from :data:`MEMO`.
+
+    ``tridiagonal(K)``: K's tridiagonal reduction, keyed as :class:`SharedLeverage`'s, so the exact operator's
+    eigenvalues, the optimal rank-k eigenpairs and the ``leverage`` sampler's draws on one kernel matrix share
+    one reduction bit for bit.  ``mcm_spacing(X, grid, max_pairs, seed)``: MCM's least-squares grid spacing
+    and misfit (:meth:`nystrom_bench.approx.MCMOperator.spacing_and_misfit`), the same for every kernel width.
+    ``shared_seconds``: the seconds of the work it reused rather than computed (a row charges them)."""
 
     def __init__(self):
         self.shared_seconds = 0.0
 
-    def __call__(self, K):
-        tri, seconds, hit = MEMO.get(K, ("tridiagonal",), lambda: tridiagonal(K))
+    def _get(self, data, key, make):
+        value, seconds, hit = MEMO.get(data, key, make)
         if hit:
             self.shared_seconds += seconds
-        return tri
+        return value
+
+    def tridiagonal(self, K):
+        return self._get(K, ("tridiagonal",), lambda: tridiagonal(K))
+
+    def mcm_spacing(self, X, grid, max_pairs, seed):
+        from .approx import MCMOperator
+
+        return self._get(np.asarray(X), ("mcm_spacing", tuple(int(g) for g in grid), int(max_pairs), seed),
+                         lambda: MCMOperator.spacing_and_misfit(X, grid, max_pairs, seed))
 
 
 #: the process's memo

@@ -69,13 +69,14 @@ def deterministic_values(X, y, gamma, approximation, criteria, common, opts):
 
 
 def _reduced_values(X, y, gamma, approximation, criteria, common, opts):
-    """``selection.criterion_values`` with K's tridiagonal reduction shared (:func:`approx.shared_reductions`
-    from :data:`~nystrom_bench.sharedwork.MEMO`): the exact eigenvalues (C_ipe), the optimal rank-k eigenpairs
-    and the ``leverage`` sampler's draws of one width take one reduction of K, their values bit for bit those
-    of their own.  A reduction reused is charged in seconds where it is read: the optimal build (every
-    criterion), the exact C_ipe (only it reads K's eigenvalues)."""
-    source = sharedwork.SharedReductions()
-    with approx.shared_reductions(source):
+    """``selection.criterion_values`` with the work that depends on the data only shared
+    (:func:`approx.shared_work` from :data:`~nystrom_bench.sharedwork.MEMO`): K's tridiagonal reduction -- the
+    exact eigenvalues (C_ipe), the optimal rank-k eigenpairs and the ``leverage`` sampler's draws of one width
+    take one -- and MCM's grid spacing (one for every width); the values are bit for bit those of their own.
+    A reuse is charged in seconds where it is read: the optimal and MCM builds (every criterion), the exact
+    C_ipe (only it reads K's eigenvalues)."""
+    source = sharedwork.SharedOperatorWork()
+    with approx.shared_work(source):
         out = selection.criterion_values(X, y, gamma, approximation, tuple(criteria), **common, **opts)
     if source.shared_seconds:
         readers = ("c_ipe",) if approximation == "exact" else tuple(out)
@@ -146,10 +147,24 @@ class _Values:
         self.exact_ = exact_values(self.trial, X, y, gamma, common)
         self.values_ = self.method.values(self.trial, X, y, gamma, common, opts)
         self.record_ = {"gamma": gamma, "approximation": self.method.name, **opts, **common}
-        reason = self.method.assumption(X, [gamma], common["mu"], opts)
+        reason = _assumption(self.method, X, gamma, common["mu"], opts)
         if reason:
             self.record_["assumption"] = reason
         return self
+
+
+def _assumption(method, X, gamma, mu, opts):
+    """``method.assumption`` at one width (untimed: no row's seconds), once per data set and settings where it
+    rebuilds the operator (MCM: deterministic), its grid spacing shared (:func:`approx.shared_work`)."""
+    if not method.assumption_reads_operators:
+        return method.assumption(X, [gamma], mu, opts)
+    key = ("assumption", method.name, float(gamma), float(mu), sorted(opts.items()))
+
+    def make():
+        with approx.shared_work(sharedwork.SharedOperatorWork()):
+            return method.assumption(X, [gamma], mu, opts)
+
+    return sharedwork.MEMO.get(X, key, make)[0]
 
 
 @register
