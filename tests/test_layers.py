@@ -16,7 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "src" / "nystrom_bench"
 
 LAYERS = [
-    {"atomic", "seeding", "provenance", "profiling", "_names", "_cli", "fastexp", "_fastexp_numba", "papers"},
+    {"atomic", "seeding", "provenance", "profiling", "_names", "_cli", "fastexp", "_fastexp_numba", "papers",
+     "pdftable"},  # pdftable: fpdf2 tables drawn fast (report and findings use it)
     {"kernels", "data", "results", "lowrank"},
     {"sampling", "criteria", "solvers", "integration"},
     {"sharedwork"},  # a run job's memo of deterministic work (its shared leverage sampler uses sampling, lowrank)

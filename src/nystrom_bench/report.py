@@ -795,22 +795,25 @@ class PDF:
         self.pdf.ln(1)
 
     def table(self, df, size=8, col_widths=None, fills=None):
-        """``df`` as a table; ``fills``: ``{column: {cell text: (r, g, b)}}`` colours cells by their text."""
-        from fpdf.fonts import FontFace
+        """``df`` as a table; ``fills``: ``{column: {cell text: (r, g, b)}}`` colours cells by their text.
 
+        Drawn by :func:`nystrom_bench.pdftable.draw_table`: fpdf2's ``table()`` layout, each short cell
+        measured once."""
         if df is None or len(df) == 0:
             self.para("(no rows)")
             return
+        from .pdftable import draw_table
+
         fills = fills or {}
+        columns = list(df.columns)
+        body = df.to_numpy().tolist()  # each row's values as iterrows() gives them (one dtype per row)
+        cell_fills = [[None] * len(columns)]
+        cell_fills += [[fills[c].get(str(v)) if c in fills else None for c, v in zip(columns, r, strict=True)]
+                       for r in body]
         self.pdf.set_font("Helvetica", "", size)
-        with self.pdf.table(col_widths=col_widths, text_align="LEFT", line_height=4.2,
-                            first_row_as_headings=True) as t:
-            t.row([_latin1(c) for c in df.columns])
-            for _, r in df.iterrows():
-                row = t.row()
-                for c, v in zip(df.columns, r.tolist(), strict=True):
-                    fill = fills.get(c, {}).get(str(v))
-                    row.cell(_latin1(v), style=FontFace(fill_color=fill) if fill else None)
+        draw_table(self.pdf, [[_latin1(c) for c in columns], *([_latin1(v) for v in r] for r in body)],
+                   col_widths=col_widths, line_height=4.2, text_align="LEFT",
+                   fills=cell_fills if any(map(any, cell_fills)) else None)
         self.pdf.ln(2)
 
     def image(self, path, caption=None, max_height=None, width=None):
@@ -839,7 +842,7 @@ class PDF:
 
     def matrix(self, text, outcome, size=7, first_width=34, numbered=False):
         """A win/tie/loss matrix: ``text`` cells coloured by ``outcome`` (win green, loss red)."""
-        from fpdf.fonts import FontFace
+        from .pdftable import draw_table
 
         fills = {"win": (190, 232, 196), "loss": (245, 196, 196), "no pairs": (225, 225, 225)}
         methods = list(text.index)
@@ -848,18 +851,17 @@ class PDF:
         rest = self.width - first_width - 14 * len(extra)
         widths = (first_width, *([rest / k] * k), *([14] * len(extra)))
         heads = [str(i + 1) for i in range(k)] if numbered else methods
+        rows = [["row vs column", *[_latin1(h) for h in heads], *extra]]
+        aligns = [[None] * len(rows[0])]
+        cell_fills = [[None] * len(rows[0])]
+        for i, m in enumerate(methods):
+            rows.append([_latin1(f"{i + 1} {m}" if numbered else m), *[_latin1(text.loc[m, c]) for c in methods],
+                         *[_latin1(text.loc[m, c]) for c in extra]])
+            aligns.append(["LEFT"] + [None] * (len(rows[0]) - 1))
+            cell_fills.append([None, *[fills.get(outcome.loc[m, c]) for c in methods], *[None] * len(extra)])
         self.pdf.set_font("Helvetica", "", size)
-        with self.pdf.table(col_widths=widths, text_align="CENTER", line_height=4.0,
-                            first_row_as_headings=True) as t:
-            t.row(["row vs column", *[_latin1(h) for h in heads], *extra])
-            for i, m in enumerate(methods):
-                row = t.row()
-                row.cell(_latin1(f"{i + 1} {m}" if numbered else m), align="LEFT")
-                for c in methods:
-                    fill = fills.get(outcome.loc[m, c])
-                    row.cell(_latin1(text.loc[m, c]), style=FontFace(fill_color=fill) if fill else None)
-                for c in extra:
-                    row.cell(_latin1(text.loc[m, c]))
+        draw_table(self.pdf, rows, col_widths=widths, line_height=4.0, text_align="CENTER", aligns=aligns,
+                   fills=cell_fills)
         self.pdf.ln(2)
 
     def provenance(self, extra=None):
