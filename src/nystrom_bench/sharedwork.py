@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-__all__ = ["MEMO", "SharedLeverage", "SharedOperatorWork", "SharedWork", "digest", "eigvals_tridiagonal", "tridiagonal",
+__all__ = ["MEMO", "SharedDraw", "SharedLeverage", "SharedOperatorWork", "SharedWork", "digest", "eigvals_tridiagonal", "tridiagonal",
            "top_eigh_tridiagonal"]
 
 
@@ -243,6 +243,44 @@ def eigvals_tridiagonal(tri):
     if info != 0 or m != n or not np.isfinite(w).all():
         return None
     return np.array(w[:m])
+
+
+class SharedDraw:
+    """A landmark sampler whose draws are shared by the fits that would repeat them: ``sampler`` (a name of
+    :func:`nystrom_bench.sampling.sample`'s registry, or a callable such as :class:`SharedLeverage`) drawn
+    once per data (X's bits), kernel, count, options and *generator state*, the draw and the generator's state
+    after it kept in :data:`MEMO`.  A fit that asks again gets the same landmarks (a copy) and its generator
+    is left in the state the draw leaves it in, so everything after the draw is as if it drew them itself:
+    the integration kind's KRR fits of one ratio in the modes gsa, lla and ncr start from one stream
+    (common random numbers) and drew the same landmarks three times.
+    ``shared_seconds``: the seconds of the draw when this call reused it (plus the shared work the draw
+    itself was charged, e.g. :class:`SharedLeverage`'s reduction), else the shared work the draw was charged
+    now -- the row charges them."""
+
+    def __init__(self, sampler):
+        self.sampler = sampler
+        self.__name__ = getattr(sampler, "__name__", sampler) if callable(sampler) else str(sampler)
+        self.shared_seconds = 0.0
+
+    def __call__(self, X, kernel, c, rng, **options):
+        from . import sampling
+
+        func = self.sampler if callable(self.sampler) else sampling._REGISTRY[self.sampler]
+        kern = (type(kernel).__name__, sorted(kernel.params().items()), str(np.dtype(kernel.dtype)),
+                getattr(kernel, "block_bytes", None))
+        key = ("draw", self.__name__, kern, int(c), sorted(options.items()), rng.bit_generator.state)
+
+        def make():
+            out = func(X, kernel, c, rng, **options)
+            return out, rng.bit_generator.state, float(getattr(self.sampler, "shared_seconds", 0.0))
+
+        (landmarks, state, inner), seconds, hit = MEMO.get(np.asarray(X), key, make)
+        if hit:
+            rng.bit_generator.state = state
+            self.shared_seconds = seconds + inner
+        else:
+            self.shared_seconds = inner
+        return landmarks.copy()  # writable, of its type (a Sketch stays one)
 
 
 class SharedOperatorWork:

@@ -11,9 +11,11 @@ validation part of the training part (:func:`tuned`: once per data set, seed and
 - ``nystrom`` (default): c = ratio x n landmarks drawn by its ``sampler`` (the trial's coord
   ``ratio``) from the trial's stream; one nu-SVM training serves GSA and LLA (:meth:`fit_key`:
   the ratio; the mode is a predict option), KRR fits once per mode (the coord ``integration``) on
-  the same landmarks.  The ``leverage`` sampler's eigendecomposition of K shares its tridiagonal
-  reduction across the ratios (:class:`~nystrom_bench.sharedwork.SharedLeverage`, the same landmarks bit for bit); a fit that
-  reused it is charged its measured seconds (:func:`charged_seconds`).
+  the same landmarks, drawn once (:class:`~nystrom_bench.sharedwork.SharedDraw`: the modes' fits start
+  from the same stream and drew them three times).  The ``leverage`` sampler's eigendecomposition of K
+  shares its tridiagonal reduction across the ratios (:class:`~nystrom_bench.sharedwork.SharedLeverage`,
+  the same landmarks bit for bit); a fit that reused shared work is charged its measured seconds
+  (:func:`charged_seconds`).
 """
 
 from __future__ import annotations
@@ -159,6 +161,8 @@ class NystromMachine(Method):
         mode = {} if classify(trial) else {"mode": trial.coords["integration"]}
         sharedwork.MEMO.enter(trial.study, trial.dataset)
         sampler = sharedwork.SharedLeverage() if self.opts["sampler"] == "leverage" else self.opts["sampler"]
+        if mode:  # KRR fits once per mode, each from the same stream: one draw of the ratio's landmarks
+            sampler = sharedwork.SharedDraw(sampler)
         return machine(trial, n_components=c, sampler=sampler, **mode, random_state=trial.rng)
 
     def fit_key(self, trial):
