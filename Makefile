@@ -83,12 +83,15 @@ TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 2 ] && n=2;
 TEST_DIST    ?= loadgroup
 # --durations: the slowest tests of every run are listed (a test over 30 s on the slowest machine kind is marked slow)
 PYTEST_N     := -n $(TEST_WORKERS) --dist $(TEST_DIST) --durations=15
+# pytest keeps the test modules it rewrote (assertion rewriting: about 3 CPU-s per worker, issue 39) in __pycache__
+# only where bytecode may be written: PYTHONDONTWRITEBYTECODE (set in this machine's sandboxes) is unset for it
+PYTEST       := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 
 test: $(VENV)/.installed-test bytecode
-	$(BIN)/python -m pytest $(PYTEST_N) -m 'not slow and not cluster'
+	$(PYTEST) $(PYTEST_N) -m 'not slow and not cluster'
 
 test-all: $(VENV)/.installed-test bytecode
-	$(BIN)/python -m pytest $(PYTEST_N) -m 'not cluster'
+	$(PYTEST) $(PYTEST_N) -m 'not cluster'
 
 # the workflow through profiles/slurm on a real single-node SLURM, logging to an MLflow server on PostgreSQL
 # (tests/cluster; installs slurm-wlm, munge and postgresql with apt-get; needs root, skips without)
