@@ -164,7 +164,9 @@ def tridiagonal(A):
 
     Returns ``None`` where that path does not apply (not float64, n < 2, or a matrix ``dsyevr`` would scale
     first: max ``|a_ij|`` outside [1e-100, 1e76], inside its own bounds sqrt(safmin / eps) ~ 1e-146 and
-    min(sqrt(eps / safmin), safmin^(-1/4)) ~ 8e76); else a dict ``{"c", "d", "e", "tau", "lwork"}``.  The
+    min(sqrt(eps / safmin), safmin^(-1/4)) ~ 8e76); else a dict ``{"reflectors", "d", "e", "tau", "lwork"}``
+    (``reflectors``: the Householder vectors below the diagonal, ``dsytrd``'s ``A[1:, :n-1]``, held contiguous so
+    that each back-transformation reads it without copying it first).  The
     reduction is ~(4/3) n^3 of the eigendecomposition's ~(4/3) n^3 + O(n^2 k) flops (Golub & Van Loan,
     Matrix Computations, 4th ed., Sec. 8.3.1): what a sampler that needs the top-k eigenvectors of one K at
     several k can share."""
@@ -178,10 +180,10 @@ def tridiagonal(A):
     if not (1e-100 <= anrm <= 1e76):  # dsyevr would scale A first (ISCALE)
         return None
     lwork = int(lapack.dsyevr_lwork(n, lower=1)[0])
-    c, d, e, tau, info = lapack.dsytrd(np.array(A, order="F"), lower=1, lwork=lwork - 5 * n)
+    c, d, e, tau, info = lapack.dsytrd(np.array(A, order="F"), lower=1, lwork=lwork - 5 * n, overwrite_a=1)
     if info != 0:
         return None
-    return {"c": c, "d": d, "e": e, "tau": tau, "lwork": lwork}
+    return {"reflectors": np.asfortranarray(c[1:, : n - 1]), "d": d, "e": e, "tau": tau, "lwork": lwork}
 
 
 def top_eigh_tridiagonal(tri, k):
@@ -192,7 +194,7 @@ def top_eigh_tridiagonal(tri, k):
     another path (k = n: ``dstemr``) or a step fails -- the caller then calls ``top_eigh`` itself."""
     from scipy.linalg import lapack
 
-    c, d, e, tau, lwork = tri["c"], tri["d"], tri["e"], tri["tau"], tri["lwork"]
+    v, d, e, tau, lwork = tri["reflectors"], tri["d"], tri["e"], tri["tau"], tri["lwork"]
     n = len(d)
     k = min(int(k), n)
     if not 1 <= k < n:
@@ -205,7 +207,7 @@ def top_eigh_tridiagonal(tri, k):
     if info != 0:
         return None
     z = np.asfortranarray(z[:, :m])
-    cq, _, info = lapack.dormqr("L", "N", c[1:, : n - 1], tau[: n - 1], z[1:, :], lwork - 2 * n)  # dsyevr: LWORK - INDE + 1
+    cq, _, info = lapack.dormqr("L", "N", v, tau[: n - 1], z[1:, :], lwork - 2 * n)  # dsyevr: LWORK - INDE + 1
     if info != 0:
         return None
     z[1:, :] = cq
