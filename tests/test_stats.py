@@ -30,6 +30,33 @@ def test_signed_rank_null_matches_scipy_exact_and_enumeration(rng):
     assert stats._signed_rank_cdf(12)[r_plus] == pytest.approx(exact)
 
 
+def test_wilcoxon_is_scipys_to_the_bit():
+    """Small tied samples are counted (SciPy 1.15+ permutes them, 2**n Python calls), the rest go to SciPy: the
+    same p-value and statistic either way, bit for bit, with ties, scaled values and the n <= 13 edge."""
+    rng = np.random.default_rng(5)
+    for n in (2, 3, 4, 6, 9, 12, 13, 14, 30, 60):
+        for k in range(4 if n > 9 else 8):
+            d = rng.integers(-5, 6, size=n).astype(float) * (0.1, 1.0, 3.7, 1e-7)[k % 4]
+            d[d == 0] = 0.5 if k % 2 else -2.0  # no zeros (compare_pair drops them): ties
+            if k == 3:
+                d = rng.normal(size=n)  # untied: SciPy's exact or normal test
+            w = sps.wilcoxon(d, zero_method="wilcox")
+            assert stats.wilcoxon(d) == (float(w.pvalue), float(w.statistic)), d
+
+
+def test_wilcoxon_permutation_p_is_the_enumeration_of_every_sign_flip():
+    """The textbook permutation test: all 2**n sign flips of the tied differences, T+ the sum of the average ranks
+    of |d| over the positive ones, p = 2 min(P(T+ <= t), P(T+ >= t)) at most 1."""
+    d = np.array([1.0, -1.0, 2.0, 2.0, 2.0, -3.5, 4.0, 4.0, 6.0])
+    ranks = sps.rankdata(np.abs(d))
+    t = ranks[d > 0].sum()
+    null = [sum(r for r, s in zip(ranks, signs, strict=True) if s) for signs in itertools.product((0, 1), repeat=len(d))]
+    null = np.array(null)
+    want = min(1.0, 2 * min(np.mean(null <= t), np.mean(null >= t)))
+    p, stat = stats.wilcoxon(d)
+    assert p == pytest.approx(want, rel=1e-15) and stat == min(t, ranks[d < 0].sum())
+
+
 def test_hodges_lehmann_estimate_and_interval():
     d = np.arange(1.0, 11.0)
     est, lo, hi = stats.hodges_lehmann(d)

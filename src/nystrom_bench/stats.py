@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-__all__ = ["holm", "compare_pair", "paired_tests", "friedman", "pivot_pairs", "round_significant", "SIGNIFICANT_DIGITS", "study_tests",
+__all__ = ["holm", "compare_pair", "wilcoxon", "PERMUTATION_MAX_PAIRS", "paired_tests", "friedman", "pivot_pairs", "round_significant", "SIGNIFICANT_DIGITS", "study_tests",
            "run_study_stats", "NoPairsError",
            "ALL", "hodges_lehmann", "pairwise_tests", "critical_difference", "cd_table", "read_cd", "study_comparisons",
            "MIN_CD_DATASETS", "nemenyi_friedman"]
@@ -221,10 +221,73 @@ def _compare_pair(a, b, lower_is_better, effect, confidence):
     nonzero = d[d != 0]
     out["p"] = 1.0
     if len(nonzero) >= 2:
-        w = sps.wilcoxon(nonzero, zero_method="wilcox")
-        out["p"], out["statistic"] = float(w.pvalue), float(w.statistic)
+        out["p"], out["statistic"] = wilcoxon(nonzero)
     out.update(estimate=float(est), ci_low=float(lo), ci_high=float(hi))
     return out
+
+
+#: SciPy's ``wilcoxon(method="auto")`` runs an exact permutation test on this many tied pairs or fewer
+#: (``scipy.stats.wilcoxon``, SciPy 1.15 and later; before, the normal approximation)
+PERMUTATION_MAX_PAIRS = 13
+
+
+@functools.lru_cache(maxsize=1)
+def _scipy_permutes_ties():
+    """Whether the installed SciPy's ``wilcoxon(method="auto")`` tests small tied samples by permutation (1.15+)."""
+    import scipy
+
+    major, minor = (int(x) for x in scipy.__version__.split(".")[:2])
+    return (major, minor) >= (1, 15)
+
+
+def wilcoxon(d):
+    """SciPy's two-sided Wilcoxon signed-rank test of the differences ``d`` (no zeros, two or more):
+    ``(p, statistic)``, the numbers of ``scipy.stats.wilcoxon(d, zero_method="wilcox")``.
+
+    With ties among ``|d|`` and at most :data:`PERMUTATION_MAX_PAIRS` differences, SciPy (1.15 and later,
+    ``method="auto"``) computes an exact permutation test: its statistic ``T+`` (the sum of the average
+    ranks of ``|d|`` over the positive differences) under all ``2**n`` sign flips of ``d``, one Python
+    evaluation each (``scipy.stats.permutation_test``), and ``p = min(P(T+ <= t), P(T+ >= t)) * 2`` clipped
+    to 1.  Here the same null distribution is counted exactly: twice the average ranks are integers, so
+    the number of sign flips that give each value of ``2 T+`` is a subset-sum count (one array pass per
+    difference), and each tail is that count over ``2**n`` -- the fractions SciPy forms, to the bit (the
+    tests compare both on many tied samples).  Every other sample goes to SciPy.  Wilcoxon, Biometrics
+    Bulletin 1945; the permutation form: Pratt & Gibbons, Concepts of Nonparametric Theory (1981), 4.
+    """
+    d = np.asarray(d, dtype=np.float64)
+    n = len(d)
+    if n <= PERMUTATION_MAX_PAIRS and _scipy_permutes_ties():
+        a = np.abs(d)
+        order = np.argsort(a, kind="stable")
+        sa = a[order]
+        if (sa[1:] == sa[:-1]).any():  # ties: SciPy's permutation test
+            return _wilcoxon_permutation(d, sa, order)
+    from scipy import stats as sps
+
+    w = sps.wilcoxon(d, zero_method="wilcox")
+    return float(w.pvalue), float(w.statistic)
+
+
+def _wilcoxon_permutation(d, sorted_abs, order):
+    """:func:`wilcoxon`'s exact permutation test (``sorted_abs = |d|[order]``, ascending, tied)."""
+    n = len(d)
+    first = np.r_[True, sorted_abs[1:] != sorted_abs[:-1]]
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.r_[starts, n])
+    twice = np.repeat(2 * (starts + 1) + counts - 1, counts)  # twice the average rank, in sorted order
+    ranks2 = np.empty(n, dtype=np.int64)
+    ranks2[order] = twice
+    t_plus2 = int(ranks2[d > 0].sum())
+    t_minus2 = int(ranks2[d < 0].sum())
+    ways = np.zeros(int(ranks2.sum()) + 1, dtype=np.int64)  # sign flips per value of 2 T+
+    ways[0] = 1
+    for r in ranks2:
+        ways[r:] = ways[r:] + ways[:-r]  # the new array first: each difference flips once
+    total = 2 ** n
+    less = float(ways[: t_plus2 + 1].sum()) / total
+    greater = float(ways[t_plus2:].sum()) / total
+    p = min(max(min(less, greater) * 2, 0.0), 1.0)
+    return p, min(t_plus2, t_minus2) / 2
 
 
 def paired_tests(df, metric, reference, method_col="method", block_cols=("dataset", "seed"),
