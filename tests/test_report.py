@@ -269,3 +269,75 @@ def test_critical_difference_figure_bytes_follow_the_hash_seed_which_the_workflo
     assert re.search(r'os\.environ\.setdefault\("PYTHONHASHSEED", "0"\)', snakefile)
     assert any(draw(seed, f"s{seed}.png") != first for seed in (1, 2, 3, 4)), \
         "the figure no longer depends on the hash seed: the Snakefile's PYTHONHASHSEED may go"
+
+
+def _grid_figure(plt, title_y=None):
+    """A figure with what the studies' figures hold: log and linear panels with titles, a shared x axis, minor
+    log ticks with labels, a legend, a suptitle and a hidden spare panel."""
+    import numpy as np
+
+    fig, axes = plt.subplots(2, 3, figsize=(7, 4.6), squeeze=False, sharex=True)
+    x = np.linspace(0.01, 0.1, 6)
+    for i, ax in enumerate(axes.flat[:5]):
+        ax.plot(x, np.exp(-(i + 1) * 20 * x) * 10.0 ** -i, marker="o", label="GSA")
+        ax.plot(x, 0.5 + 0.01 * i + 0 * x, ls="--", label="exact")
+        if i % 2 == 0:
+            ax.set_yscale("log")
+            ax.grid(alpha=0.3, which="both")
+        ax.set_title(f"data set {i} / a sampler", fontsize=8)
+        ax.tick_params(which="both", labelsize=7)
+        ax.set_ylabel("Relative error", fontsize=7)
+    axes[1, 2].set_visible(False)
+    axes[0, 0].legend(fontsize=6)
+    fig.suptitle("error against the ratio", fontsize=10)
+    return fig
+
+
+def test_finish_figure_draws_the_pixels_of_tight_layout_then_save_png(tmp_path):
+    """finish_figure measures each axis once per state and pins log panels' titles: the same pixels as matplotlib's
+    own tight layout and draw, with and without ``rect`` and a tight box, and no measuring left patched in."""
+    import numpy as np
+    from PIL import Image
+
+    plt = report.pyplot()
+    for kw in ({}, {"rect": (0, 0.06, 1, 0.97)}, {"bbox_inches": "tight"}):
+        fig = _grid_figure(plt)
+        report.finish_figure(fig, tmp_path / "ours.png", dpi=110, **kw)
+        assert not any(name in vars(obj) for ax in fig.axes for obj in (ax, ax.xaxis, ax.yaxis)
+                       for name in ("get_tightbbox", "_update_ticks", "_get_ticklabel_bboxes"))
+        ref = _grid_figure(plt)
+        ref.tight_layout(rect=kw.get("rect"))
+        report.save_png(ref, tmp_path / "ref.png", dpi=110, **{k: v for k, v in kw.items() if k != "rect"})
+        plt.close(ref)
+        with Image.open(tmp_path / "ours.png") as a, Image.open(tmp_path / "ref.png") as b:
+            np.testing.assert_array_equal(np.asarray(a.convert("RGB")), np.asarray(b.convert("RGB")))
+
+
+def test_finish_figure_pins_only_the_titles_of_log_panels():
+    """A linear panel's title stays placed by matplotlib (its y axis may show an offset text the title must
+    clear); a log panel's is pinned where that placement leaves it."""
+    plt = report.pyplot()
+    fig = _grid_figure(plt)
+    report._pin_log_titles(fig)
+    pinned = [ax.title.get_position()[1] == 1.0 and not ax._autotitlepos for ax in fig.axes[:5]]
+    plt.close(fig)
+    assert pinned == [True, False, True, False, True]
+
+
+def test_measured_once_answers_again_after_a_panel_moves():
+    """The memo of an axis's ticks is keyed by the panel's position and limits: moving or rescaling a panel
+    inside the block measures it afresh (the boxes follow the panel)."""
+    plt = report.pyplot()
+    fig = _grid_figure(plt)
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    with report._measured_once(fig):
+        before = ax.get_tightbbox(renderer)
+        assert ax.get_tightbbox(renderer) is before  # the same state: the same answer
+        fig.subplots_adjust(left=0.3)
+        moved = ax.get_tightbbox(renderer)
+        ax.set_ylim(1e-6, 10)
+        rescaled = ax.get_tightbbox(renderer)
+    plt.close(fig)
+    assert moved.x0 > before.x0 + 10
+    assert rescaled.bounds != moved.bounds

@@ -37,7 +37,7 @@ from . import provenance
 from .atomic import atomic_dir, replace_into
 from .results import assumption_summary, format_coord, outside_assumptions
 
-__all__ = ["metric_figure", "coord_figure", "cd_figure", "study_figures", "study_pdf", "PDF",
+__all__ = ["metric_figure", "coord_figure", "cd_figure", "study_figures", "finish_figure", "study_pdf", "PDF",
            "mean_sd_table", "wtl_matrix", "claims_table", "varying_coords", "fmt_num",
            "fmt_mean_sd", "fmt_p", "pyplot", "panels", "OUTSIDE", "mark_outside", "outside_label",
            "assumption_note"]
@@ -196,6 +196,100 @@ def panels(plt, n, width=3.2, height=2.9):
     return fig, axes
 
 
+def finish_figure(fig, out_png, dpi=150, rect=None, **savefig_kw):
+    """Lay ``fig`` out with matplotlib's tight layout (``rect`` as there) and write it with :func:`save_png` at
+    ``dpi`` (``savefig_kw`` as there), then close it.
+
+    The same pixels as ``fig.tight_layout(rect=rect)`` then ``save_png(fig, out_png, dpi)`` (tests/test_report.py
+    compares them), at about two thirds of the CPU for the many-panel figures: matplotlib lays out each axis's
+    ticks and measures its tick labels about a dozen times for one layout and one draw, here once per state
+    (:func:`_measured_once`), and a log panel's title is not placed by measuring its y tick labels again
+    (:func:`_pin_log_titles`).
+    """
+    plt = pyplot()
+    _pin_log_titles(fig)
+    with _measured_once(fig):
+        fig.tight_layout(rect=rect)
+        save_png(fig, out_png, dpi=dpi, **savefig_kw)
+    plt.close(fig)
+
+
+def _pin_log_titles(fig):
+    """Pin the titles of ``fig``'s log-y panels at ``y = 1`` (just above the axes), where matplotlib's automatic
+    placement leaves them: it moves a title only above x tick labels or an x label at the top, or above the y
+    axis's offset text, and a log axis has no offset text.  The automatic placement measures the y tick labels once
+    more per title, at every layout and draw.  Matplotlib's only public switch, ``set_title(y=...)``, resets the
+    title's font; a matplotlib without the private ``_autotitlepos`` or ``get_tick_params`` keeps its placement."""
+    for ax in fig.axes:
+        if not (ax.get_visible() and ax.get_yscale() == "log" and getattr(ax, "_autotitlepos", None) is True
+                and hasattr(ax.xaxis, "get_tick_params")):
+            continue
+        labels_on_top = any(ax.xaxis.get_tick_params(which=w).get("labeltop", True) for w in ("major", "minor"))
+        if labels_on_top or ax.xaxis.get_label_position() == "top":
+            continue
+        ax._autotitlepos = False
+        for t in (ax.title, ax._left_title, ax._right_title):
+            t.set_y(1.0)
+
+
+@contextlib.contextmanager
+def _measured_once(fig):
+    """While the block runs, ``fig``'s panels measure each thing once per state instead of at every ask.
+
+    Matplotlib lays out an axis's ticks (locations, labels, which to draw) and measures its tick labels again
+    each time anything asks -- the axis's box, its label's position, each spine's box, the title's position --
+    about a dozen times per axis for a layout and a draw, all at the same limits and panel position.  Here
+    each axis answers from its last answer while its state (view limits, panel position in pixels, dpi,
+    scale, locators and formatters, renderer) is the same, and each panel its layout box (``get_tightbbox``:
+    ``tight_layout(rect=...)`` measures every panel twice without moving any).  Tick objects, texts and
+    positions are the ones the first ask set, so the picture is the same (tests/test_report.py compares the
+    pixels).  A matplotlib without the private ``Axis._update_ticks`` / ``_get_ticklabel_bboxes`` is left as is.
+    """
+    patched = []
+
+    def memo(obj, name, key_of):
+        inner = getattr(obj, name, None)
+        if inner is None:
+            return
+        cache = {}
+
+        def once(*args, **kwargs):
+            key = (key_of(*args), tuple(sorted(kwargs.items())))
+            try:
+                hash(key)
+            except TypeError:  # an argument that is no key (a list of extra artists): asked afresh
+                return inner(*args, **kwargs)
+            if key not in cache:
+                cache.clear()  # only the latest state's answer is ever asked for again
+                cache[key] = inner(*args, **kwargs)
+            return cache[key]
+
+        setattr(obj, name, once)
+        patched.append((obj, name))
+
+    for ax in fig.axes:
+        def state(ax=ax):
+            return (tuple(ax.bbox.bounds), fig.dpi, tuple(ax.viewLim.bounds))
+
+        memo(ax, "get_tightbbox", lambda renderer=None, *args, ax=ax, state=state: (id(renderer), state(), args))
+        for axis in (ax.xaxis, ax.yaxis):
+            if not (hasattr(axis, "_update_ticks") and hasattr(axis, "_get_ticklabel_bboxes")):
+                continue
+
+            def axis_state(axis=axis, state=state):
+                return (state(), axis.get_scale(), id(axis.get_major_locator()), id(axis.get_minor_locator()),
+                        id(axis.get_major_formatter()), id(axis.get_minor_formatter()))
+
+            memo(axis, "_update_ticks", lambda axis_state=axis_state: axis_state())
+            memo(axis, "_get_ticklabel_bboxes",
+                 lambda ticks, renderer, axis_state=axis_state: (axis_state(), id(renderer), tuple(map(id, ticks))))
+    try:
+        yield
+    finally:
+        for obj, name in patched:
+            delattr(obj, name)
+
+
 @contextlib.contextmanager
 def _seeded_global_rng(seed=0):
     """Seed numpy's global random state for the block and give the caller's state back after it.
@@ -241,9 +335,7 @@ def metric_figure(df, info, metric, out_png):
             ax.set_yscale("log")
         _limit_to_within(ax, sub[metric], out.loc[sub.index])
     fig.suptitle(label, fontsize=10)
-    fig.tight_layout()
-    save_png(fig, out_png)
-    plt.close(fig)
+    finish_figure(fig, out_png)
 
 
 def coord_figure(df, info, metric, coord, out_png, paper_curve=None, title=None, logx=None, logy=None,
@@ -311,9 +403,7 @@ def coord_figure(df, info, metric, coord, out_png, paper_curve=None, title=None,
     fig.suptitle((title or f"{label} against {coord}")
                  + ("\n(dashed: outside the method's assumptions, y range set by the other lines)" if out.any() else ""),
                  fontsize=10)
-    fig.tight_layout()
-    save_png(fig, out_png)
-    plt.close(fig)
+    finish_figure(fig, out_png)
 
 
 def _limit_to_within(ax, values, outside):
@@ -360,9 +450,7 @@ def cd_figure(mean_ranks, pvalues, out_png, title=None, cd=None, alpha=0.05):
     ax.grid(False)
     if title:
         ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    save_png(fig, out_png, bbox_inches="tight")
-    plt.close(fig)
+    finish_figure(fig, out_png, bbox_inches="tight")
 
 
 def _cd_caption(label, row, n_methods):

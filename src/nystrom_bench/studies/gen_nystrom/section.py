@@ -114,7 +114,7 @@ def paper_layout(df, methods, table):
 
 def alignment_figure(rows, out_png):
     """Per data set: error (top) and the alignment criterion (bottom) against log10 lambda, mean over repeats."""
-    from ...report import pyplot, save_png
+    from ...report import finish_figure, pyplot
 
     plt = pyplot()
     datasets = sorted(rows["dataset"].unique())
@@ -137,9 +137,7 @@ def alignment_figure(rows, out_png):
         axes[1, c].set_xlabel("log10 lambda", fontsize=7)
     axes[0, 0].set_ylabel("error on unlabelled (%)", fontsize=7)
     axes[1, 0].set_ylabel("alignment criterion (15)", fontsize=7)
-    fig.tight_layout()
-    save_png(fig, out_png, dpi=130)
-    plt.close(fig)
+    finish_figure(fig, out_png, dpi=130)
 
 
 @register

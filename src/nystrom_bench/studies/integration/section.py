@@ -186,7 +186,7 @@ def time_table(df):
 def sampler_grid(rows, exact, metric, label, out_png, order=None, logy=False):
     """One row of panels per data set, one panel per sampler: ``metric`` against the ratio, one line
     per integration (mean, +- sd band over seeds); the exact machine as a dashed grey line."""
-    from ...report import pyplot, save_png
+    from ...report import finish_figure, pyplot
 
     plt = pyplot()
     datasets = sorted(rows["dataset"].unique())
@@ -223,6 +223,4 @@ def sampler_grid(rows, exact, metric, label, out_png, order=None, logy=False):
             if r == len(datasets) - 1:
                 ax.set_xlabel("landmark ratio c / n", fontsize=7)
     axes[0, 0].legend(fontsize=6)
-    fig.tight_layout()
-    save_png(fig, out_png, dpi=130)
-    plt.close(fig)
+    finish_figure(fig, out_png, dpi=130)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...report import fmt_num, panels, pyplot, save_png
+from ...report import finish_figure, fmt_num, panels, pyplot
 from ...sections import Section, register
 
 #: the metrics drawn against m, one figure per kernel width
@@ -90,9 +90,7 @@ def curve_figure(df, info, metric, kernel, out_png):
         handles, labels = axes.flat[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="lower center", ncol=min(7, len(labels)), fontsize=7, frameon=False)
     fig.suptitle(f"{label} against m, kernel {kernel} (geometric mean over seeds; log axes)", fontsize=10)
-    fig.tight_layout(rect=(0, 0.06, 1, 0.97))
-    save_png(fig, out_png, dpi=130)
-    plt.close(fig)
+    finish_figure(fig, out_png, dpi=130, rect=(0, 0.06, 1, 0.97))
 
 
 def pareto_figure(df, info, metric, cost, cost_label, out_png):
@@ -131,9 +129,7 @@ def pareto_figure(df, info, metric, cost, cost_label, out_png):
     if kernels:
         axes.flat[0].legend(fontsize=6, ncol=2)
     fig.suptitle(f"{label} against {cost_label.lower()}: each line one sampler through its m values", fontsize=10)
-    fig.tight_layout()
-    save_png(fig, out_png, dpi=130)
-    plt.close(fig)
+    finish_figure(fig, out_png, dpi=130)
 
 
 def gains_table(df, info, metric, top=3):

@@ -152,7 +152,7 @@ def ratio_table(df, order):
 def loglog_figure(df, metric, label, out_png, order, exponents=True):
     """``metric`` against n, log-log: one panel per (data set, m), one line per method; exact KRR in every
     panel of its data set; the legend gives the fitted exponent."""
-    from ...report import panels, pyplot, save_png
+    from ...report import finish_figure, panels, pyplot
 
     plt = pyplot()
     c = _cell_means(df, metric)
@@ -182,6 +182,4 @@ def loglog_figure(df, metric, label, out_png, order, exponents=True):
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=6)
     fig.suptitle(f"{label} against n", fontsize=10)
-    fig.tight_layout()
-    save_png(fig, out_png)
-    plt.close(fig)
+    finish_figure(fig, out_png)
