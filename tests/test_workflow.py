@@ -9,8 +9,8 @@ no run at all.
 
 A Snakemake start-up costs 2-3 CPU-s (imports, plugins; issue 39: ``make test`` on 2 cores is CPU-bound), so the
 calls that need no process of their own share one (``snakemake_batch``): the HTML report and the dry runs of the
-changed configs (``dry_runs``), the re-runs after a deletion, a removed data set and a killed figures job
-(``reruns``), the two bad values' dry runs (``bad_config_runs``).
+changed configs (``dry_runs``) with the re-runs after a deletion, a removed data set and a killed figures job
+(``reruns``) in one process (``_batch``), the two bad values' dry runs (``bad_config_runs``) in another.
 """
 
 import copy
@@ -471,11 +471,25 @@ def test_outputs_are_readable_by_others(workdir):
 
 
 @pytest.fixture(scope="module")
-def reruns(workdir, tmp_path_factory):
+def _batch(workdir, tmp_path_factory):
+    """The Snakemake calls of ``dry_runs`` and ``reruns`` in one process (``snakemake_batch``: one start-up for the
+    eight calls; each test's on a copy of its own, a failed call fails its own test): ``(dry_runs, reruns)``."""
+    home = tmp_path_factory.mktemp("dry")
+    plans = [_dry_run_calls(workdir, home), _rerun_calls(workdir, tmp_path_factory.mktemp("rerun"))]
+    done = iter(snakemake_batch([c for calls, _ in plans for cs in calls.values() for c in cs], home=home, check=False))
+    return [finish({name: [next(done) for _ in cs] for name, cs in calls.items()}) for calls, finish in plans]
+
+
+@pytest.fixture(scope="module")
+def reruns(_batch):
     """``{test: (its copy, its calls' CompletedProcesses, what it read before)}``: the Snakemake runs of the three READS_RUN
-    tests that re-run jobs, each on a copy of its own, in one process (``snakemake_batch``: one start-up, not three;
-    a failed call fails its own test)."""
-    root = tmp_path_factory.mktemp("rerun")
+    tests that re-run jobs, each on a copy of its own (run in ``_batch``)."""
+    return _batch[1]
+
+
+def _rerun_calls(workdir, root):
+    """``({test: its calls}, finish)``: the calls of ``reruns`` on fresh copies in ``root``; ``finish`` makes its value
+    from ``{test: its calls' CompletedProcesses}``."""
     deletion, removing, resume = (_copy(workdir, root / n) for n in ("deletion", "removing", "resume"))
     # a deleted result file: the dry run, then the re-run up to the study's MLflow runs, which its track_runs job
     # logs (the jobs after it that the dry run lists would re-run every study's report run: nothing reads them)
@@ -498,10 +512,8 @@ def reruns(workdir, tmp_path_factory):
     leftover.mkdir()
     (leftover / "test_mse.png").write_bytes(b"half")  # ... its temporary directory stays behind
     calls["resume"] = [(resume, ["reports/krr.pdf", "--cores", "2", "--configfile", "tiny.yaml"])]  # figures, report
-    done = iter(snakemake_batch([c for cs in calls.values() for c in cs], home=deletion, check=False))
-    ran = {name: [next(done) for _ in cs] for name, cs in calls.items()}
-    return {"deletion": (deletion, ran["deletion"], before), "removing": (removing, ran["removing"], None),
-            "resume": (resume, ran["resume"], leftover)}
+    return calls, lambda ran: {"deletion": (deletion, ran["deletion"], before),
+                               "removing": (removing, ran["removing"], None), "resume": (resume, ran["resume"], leftover)}
 
 
 def _all_ok(results):
@@ -590,11 +602,14 @@ def _copy(workdir, wd):
 
 
 @pytest.fixture(scope="module")
-def dry_runs(workdir, tmp_path_factory):
+def dry_runs(_batch):
     """``{name: CompletedProcess}``: the Snakemake calls of the READS_RUN tests below that change nothing in a run (the
-    HTML report of the shared run; dry runs of changed configs, each test's on a copy of its own), in one process
-    (``snakemake_batch``: one start-up instead of five)."""
-    root = tmp_path_factory.mktemp("dry")
+    HTML report of the shared run; dry runs of changed configs, each test's on a copy of its own; run in ``_batch``)."""
+    return _batch[0]
+
+
+def _dry_run_calls(workdir, root):
+    """``({name: [its call]}, finish)``: the calls of ``dry_runs`` (copies in ``root``)."""
     adding, reordering = _copy(workdir, root / "adding"), _copy(workdir, root / "reordering")
     more = copy.deepcopy(TINY)
     more["studies"]["krr"]["datasets"].append("concrete")
@@ -612,8 +627,8 @@ def dry_runs(workdir, tmp_path_factory):
              "titled": (adding, ["-n", "--configfile", _write(adding, "titled.yaml", titled)]),
              "shuffled": (reordering, ["-n", "--configfile", _write(reordering, "tiny.yaml", shuffled)]),
              "changed": (reordering, ["-n", "--configfile", _write(reordering, "changed.yaml", changed)])}
-    out = dict(zip(calls, snakemake_batch(list(calls.values()), home=adding, check=False), strict=True))
-    return {**out, "configs": {"shuffled": shuffled}}
+    return {k: [c] for k, c in calls.items()}, lambda ran: {**{k: r for k, (r,) in ran.items()},
+                                                             "configs": {"shuffled": shuffled}}
 
 
 def _write(wd, name, cfg):
