@@ -97,6 +97,33 @@ def test_hodges_lehmann_is_the_sorted_walsh_averages(n):
     assert stats._signed_rank_cdf(9)[-1] == 1.0
 
 
+def test_walsh_band_selects_what_the_full_sort_puts_there():
+    """Large samples select in a band of the sorted Walsh matrix: the same floats as sorting all M averages (with
+    ties, a large offset, heavy tails), and each row's boundary is the count of averages below a value, exactly
+    (the value itself an average: strict and not)."""
+    rng = np.random.default_rng(11)
+    for d in (rng.normal(0.3, 1.0, 650), np.round(rng.normal(size=500), 2), rng.standard_cauchy(420) * 1e-6,
+              np.round(rng.normal(size=450), 2) * 1e3 + 1e9):
+        a = np.sort(d)
+        n = len(a)
+        i, j = np.triu_indices(n)
+        walsh = np.sort((a[i] + a[j]) / 2.0)
+        m = len(walsh)
+        c = int(np.floor(m / 2.0 + sps.norm.ppf(0.025) * np.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)))  # a 95% bound
+        kth = sorted({(m - 1) // 2, m // 2, c, m - 1 - c})
+        got = stats._walsh_band(a, kth, m)
+        assert got is not None  # no fallback on these
+        assert [got[k] for k in kth] == [walsh[k] for k in kth]
+        rows = np.arange(n)
+        for x in (walsh[m // 3], walsh[m // 2] + 1e-300, np.nextafter(walsh[2 * m // 3], -np.inf)):
+            full = (a[:, None] + a[None, :]) / 2.0
+            upper = np.triu(np.ones((n, n), dtype=bool))
+            for strict in (True, False):
+                inside = (full < x) if strict else (full <= x)
+                np.testing.assert_array_equal(stats._walsh_row_ends(a, rows, x, strict) - rows,
+                                              (inside & upper).sum(axis=1))
+
+
 def test_nemenyi_friedman_equals_scikit_posthocs():
     """Our Nemenyi p-values are scikit-posthocs' bit for bit (complete matrices, with ties; and one with a
     missing value, which goes to scikit-posthocs itself)."""

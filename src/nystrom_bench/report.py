@@ -718,17 +718,19 @@ def wtl_matrix(wtl, metric, order=None):
         return pd.DataFrame(), pd.DataFrame()
     present = list(dict.fromkeys([*rows["method"], *rows["versus"]]))
     methods = [m for m in (order or []) if m in present] + [m for m in present if m not in (order or [])]
-    text = pd.DataFrame("-", index=methods, columns=methods)
-    outcome = pd.DataFrame("", index=methods, columns=methods)
-    for _, r in rows.iterrows():
-        a, b, eff, est = r["method"], r["versus"], r["effect"], float(r["estimate"])
+    at = {m: i for i, m in enumerate(methods)}
+    text = [["-"] * len(methods) for _ in methods]  # filled as lists, framed once (cell by cell .loc is slow)
+    outcome = [[""] * len(methods) for _ in methods]
+    for a, b, eff, est, out in zip(rows["method"], rows["versus"], rows["effect"], rows["estimate"].tolist(),
+                                   rows["outcome"], strict=True):
+        a, b, est = at[a], at[b], float(est)
         back = (1.0 / est if eff == "ratio" else -est) if np.isfinite(est) else np.nan
-        text.loc[a, b], text.loc[b, a] = _fmt_effect(est, eff), _fmt_effect(back, eff)
-        outcome.loc[a, b], outcome.loc[b, a] = r["outcome"], _MIRROR.get(r["outcome"], r["outcome"])
-    counts = [f"{(outcome.loc[m] == 'win').sum()}/{(outcome.loc[m] == 'tie').sum()}/"
-              f"{(outcome.loc[m] == 'loss').sum()}" for m in methods]
+        text[a][b], text[b][a] = _fmt_effect(est, eff), _fmt_effect(back, eff)
+        outcome[a][b], outcome[b][a] = out, _MIRROR.get(out, out)
+    counts = [f"{row.count('win')}/{row.count('tie')}/{row.count('loss')}" for row in outcome]
+    text = pd.DataFrame(text, index=methods, columns=methods)
     text["W/T/L"] = counts
-    return text, outcome
+    return text, pd.DataFrame(outcome, index=methods, columns=methods)
 
 
 def _wtl_long_table(wtl):

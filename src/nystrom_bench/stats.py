@@ -474,7 +474,9 @@ def hodges_lehmann(d, confidence=0.95):
     ``P(T+ <= t) <= (1 - confidence) / 2`` under the signed-rank null (exact up to 400 pairs, the
     normal approximation beyond).  It is the set of shifts the two-sided Wilcoxon signed-rank test
     does not reject (Hollander & Wolfe, Nonparametric Statistical Methods, section 3.2).  Fewer than
-    six pairs give no 95% interval: the bounds are then NaN.
+    six pairs give no 95% interval: the bounds are then NaN.  The order statistics are selected, not
+    sorted, and for many pairs only from a band of the averages (:func:`_walsh_order_statistics`): the same
+    floats either way.
 
     Returns ``(estimate, low, high)``.
     """
@@ -482,9 +484,7 @@ def hodges_lehmann(d, confidence=0.95):
     n = len(d)
     if n == 0:
         return np.nan, np.nan, np.nan
-    # the Walsh averages, row by row of the upper triangle (i <= j), as (d_i + d_j) / 2
-    walsh = ((d[:, None] + d[None, :]) / 2.0)[_upper_mask(n)]
-    m = len(walsh)
+    m = n * (n + 1) // 2
     tail = (1.0 - confidence) / 2.0
     if n <= 400:
         cdf = _signed_rank_cdf_cached(n)
@@ -494,12 +494,88 @@ def hodges_lehmann(d, confidence=0.95):
         c = int(np.floor(mean + sps.norm.ppf(tail) * sd))
     # order statistics by selection, not a full sort: the median's one or two middle values and the interval's
     # W_(c+1), W_(M-c) (the same values a sort puts there; np.median averages the middle two as before)
-    kth = {(m - 1) // 2, m // 2} | ({c, m - 1 - c} if c >= 0 else set())
-    walsh = np.partition(walsh, sorted(kth))
-    est = float(np.median(walsh))
+    kth = sorted({(m - 1) // 2, m // 2} | ({c, m - 1 - c} if c >= 0 else set()))
+    if np.isfinite(d).all():  # (a NaN: np.median's NaN, below)
+        got = _walsh_order_statistics(d, kth)
+        est = float(np.median(np.array([got[(m - 1) // 2], got[m // 2]][: 2 - m % 2])))
+    else:
+        walsh = np.partition(((d[:, None] + d[None, :]) / 2.0)[_upper_mask(n)], kth)
+        got, est = walsh, float(np.median(walsh))
     if c < 0:
         return est, np.nan, np.nan
-    return est, float(walsh[c]), float(walsh[m - 1 - c])
+    return est, float(got[c]), float(got[m - 1 - c])
+
+
+#: below this many Walsh averages :func:`_walsh_order_statistics` forms them all (their band would save little)
+WALSH_ALL = 40_000
+
+
+def _walsh_order_statistics(d, kth):
+    """``{k: the k-th smallest Walsh average (d_i + d_j) / 2, i <= j}`` for the sorted ranks ``kth`` (0-based).
+
+    Up to :data:`WALSH_ALL` averages: all of them, partitioned.  Beyond, only a band: with ``a = sort(d)`` the
+    averages form an upper triangle sorted along its rows and columns (rounding is monotone), so the number
+    below any value is one boundary per row, found by ``searchsorted`` and corrected to the exact rounded
+    averages; a value below the smallest wanted rank and one above the largest (quantiles of the averages of
+    an evenly spaced subsample, with a margin) bound the band, whose averages alone are formed and
+    partitioned (the idea of Monahan, ACM TOMS 1984, Algorithm 616: select in the sorted Walsh matrix rather
+    than form it).  Where the bounds miss or the band is large (many ties), all averages are formed.  Either
+    way the values are the same floats, computed by the same ``(d_i + d_j) / 2.0``.
+    """
+    n = len(d)
+    m = n * (n + 1) // 2
+    if m > WALSH_ALL:
+        got = _walsh_band(np.sort(d), kth, m)
+        if got is not None:
+            return got
+    walsh = ((d[:, None] + d[None, :]) / 2.0)[_upper_mask(n)]  # row by row of the upper triangle (i <= j)
+    walsh = np.partition(walsh, kth)
+    return {k: walsh[k] for k in kth}
+
+
+def _walsh_band(a, kth, m, sample=100, margin=0.01):
+    """:func:`_walsh_order_statistics` by a band of the sorted Walsh matrix of ``a`` (sorted), or None."""
+    n = len(a)
+    pick = a[np.unique(np.linspace(0, n - 1, sample).round().astype(np.int64))]
+    near = ((pick[:, None] + pick[None, :]) / 2.0)[_upper_mask(len(pick))]
+    last = len(near) - 1
+    at = [max(int((kth[0] / (m - 1) - margin) * last), 0), min(int(np.ceil((kth[-1] / (m - 1) + margin) * last)), last)]
+    near = np.partition(near, at)
+    low, high = near[at[0]], near[at[1]]
+    rows = np.arange(n)
+    start = _walsh_row_ends(a, rows, low, strict=True)  # per row, the first column whose average is >= low
+    stop = _walsh_row_ends(a, rows, high, strict=False)  # ... > high
+    if start is None or stop is None:
+        return None
+    below = int((start - rows).sum())
+    lengths = stop - start
+    size = int(lengths.sum())
+    if below > kth[0] or below + size < kth[-1] + 1 or size > m // 3:
+        return None
+    i = np.repeat(rows, lengths)
+    j = np.arange(size) - np.repeat(np.cumsum(lengths) - lengths, lengths) + np.repeat(start, lengths)
+    band = np.partition((a[i] + a[j]) / 2.0, [k - below for k in kth])
+    return {k: band[k - below] for k in kth}
+
+
+def _walsh_row_ends(a, rows, x, strict):
+    """Per row ``i`` of the sorted Walsh matrix of ``a``, the first column ``j >= i`` whose average is ``>= x``
+    (``strict``) or ``> x``; None where the threshold overflows."""
+    n = len(a)
+    t = 2.0 * x - a
+    if not np.isfinite(t).all():
+        return None
+    end = np.clip(np.searchsorted(a, t, side="left" if strict else "right"), rows, n)
+    inside = np.less if strict else np.less_equal  # an average inside: below the boundary
+    while True:  # the rounded averages decide: step over runs of equal values until every boundary holds
+        ahead = end < n
+        fwd = np.flatnonzero(ahead)[inside((a[rows[ahead]] + a[end[ahead]]) / 2.0, x)]
+        back_ok = end > rows
+        back = np.flatnonzero(back_ok)[~inside((a[rows[back_ok]] + a[end[back_ok] - 1]) / 2.0, x)]
+        if not len(fwd) and not len(back):
+            return end
+        end[fwd] = np.searchsorted(a, a[end[fwd]], side="right")
+        end[back] = np.maximum(np.searchsorted(a, a[end[back] - 1], side="left"), rows[back])
 
 
 def _positive(df, metric):
