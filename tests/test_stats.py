@@ -124,6 +124,30 @@ def test_walsh_band_selects_what_the_full_sort_puts_there():
                                               (inside & upper).sum(axis=1))
 
 
+def test_pivot_is_pandas_pivot_table():
+    """pivot_pairs' own pivot gives pandas' pivot table less its empty rows: values, index levels (names, dtypes,
+    sorted order), columns; one block column or several, string and integer keys, blocks a method lacks; a
+    missing key goes to pandas."""
+    rng = np.random.default_rng(4)
+    rows = [{"dataset": f"d{d}", "kernel": k, "seed": s, "m": m, "method": meth, "err": rng.random()}
+            for d in (3, 1, 2) for k in ("g", "l") for s in (7, 2) for m in (100, 30) for meth in ("zz", "a", "m")
+            if rng.random() < 0.8]
+    df = pd.DataFrame(rows)
+    for keys in (["dataset"], ["dataset", "seed"], ["dataset", "kernel", "seed", "m"], ["m", "dataset"]):
+        sub = df.drop_duplicates([*keys, "method"])
+        got = stats._pivot(sub, "err", "method", keys)
+        want = sub.pivot_table(index=keys, columns="method", values="err", aggfunc="first",
+                               dropna=False).dropna(axis=0, how="all")
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+        if len(keys) > 1:
+            assert all(a.equals(b) and a.dtype == b.dtype for a, b in zip(got.index.levels, want.index.levels,
+                                                                          strict=True))
+    missing = df.astype({"kernel": object})
+    missing.loc[0, "kernel"] = np.nan
+    assert stats._pivot(missing, "err", "method", ["dataset", "kernel", "seed", "m"]) is None
+    assert len(stats.pivot_pairs(missing, "err", block_cols=("dataset", "kernel", "seed", "m"), complete=False))
+
+
 def test_nemenyi_friedman_equals_scikit_posthocs():
     """Our Nemenyi p-values are scikit-posthocs' bit for bit (complete matrices, with ties; and one with a
     missing value, which goes to scikit-posthocs itself)."""

@@ -118,11 +118,35 @@ def pivot_pairs(df, metric, method_col="method", block_cols=("dataset", "seed"),
     """
     df = df[df[metric].notna()]
     _check_unique(df, method_col, block_cols, metric)
-    wide = df.pivot_table(index=list(block_cols), columns=method_col, values=metric, aggfunc="first",
-                          dropna=False)
-    wide = wide.dropna(axis=0, how="all")
+    wide = _pivot(df, metric, method_col, list(block_cols))
+    if wide is None:  # a missing block value: pandas' pivot table (its groups keep NaN keys)
+        wide = df.pivot_table(index=list(block_cols), columns=method_col, values=metric, aggfunc="first",
+                              dropna=False)
+        wide = wide.dropna(axis=0, how="all")
     wide = pd.DataFrame(round_significant(wide.to_numpy(dtype=np.float64)), index=wide.index, columns=wide.columns)
     return wide.dropna(axis=0, how="any") if complete else wide
+
+
+def _pivot(df, metric, method_col, keys):
+    """``df.pivot_table(index=keys, columns=method_col, values=metric, aggfunc="first", dropna=False)`` less
+    its empty rows, for unique ``(keys, method)`` rows without a missing key: each column factorized in sorted
+    order, the blocks in the order of their codes (pandas' sorted groups), one value per cell; the same frame
+    (index levels, names and dtypes) at a fraction of the time.  None where a key is missing."""
+    cols = [*keys, method_col]
+    if not len(df) or any(df[c].isna().any() for c in cols):
+        return None
+    factored = [pd.factorize(df[c], sort=True) for c in cols]
+    codes = [np.asarray(f[0], dtype=np.int64) for f in factored]
+    levels = [f[1] for f in factored]
+    row, inverse = np.unique(np.ravel_multi_index(codes[:-1], [len(u) for u in levels[:-1]]), return_inverse=True)
+    values = np.full((len(row), len(levels[-1])), np.nan)
+    values[inverse, codes[-1]] = df[metric].to_numpy(dtype=np.float64)
+    if len(keys) == 1:
+        index = pd.Index(levels[0].take(row), name=keys[0])
+    else:
+        index = pd.MultiIndex(levels=levels[:-1], codes=list(np.unravel_index(row, [len(u) for u in levels[:-1]])),
+                              names=keys)
+    return pd.DataFrame(values, index=index, columns=pd.Index(levels[-1], name=method_col))
 
 
 def _columns(wide):
