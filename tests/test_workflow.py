@@ -10,7 +10,7 @@ no run at all.
 A Snakemake start-up costs 2-3 CPU-s (imports, plugins; issue 39: ``make test`` on 2 cores is CPU-bound), so the
 calls that need no process of their own share one (``snakemake_batch``): the HTML report and the dry runs of the
 changed configs (``dry_runs``) with the re-runs after a deletion, a removed data set and a killed figures job
-(``reruns``) in one process (``_batch``), the two bad values' dry runs (``bad_config_runs``) in another.
+(``reruns``) and the two bad values' dry runs (``bad_config_runs``), all in one process (``_batch``).
 """
 
 import copy
@@ -472,10 +472,12 @@ def test_outputs_are_readable_by_others(workdir):
 
 @pytest.fixture(scope="module")
 def _batch(workdir, tmp_path_factory):
-    """The Snakemake calls of ``dry_runs`` and ``reruns`` in one process (``snakemake_batch``: one start-up for the
-    eight calls; each test's on a copy of its own, a failed call fails its own test): ``(dry_runs, reruns)``."""
+    """The Snakemake calls of ``dry_runs``, ``reruns`` and ``bad_config_runs`` in one process (``snakemake_batch``: one
+    start-up, 2-3 CPU-s, for the ten calls, not three; each test's on a copy or tree of its own, a failed call fails
+    its own test; the bad values last): ``(dry_runs, reruns, bad_config_runs)``."""
     home = tmp_path_factory.mktemp("dry")
-    plans = [_dry_run_calls(workdir, home), _rerun_calls(workdir, tmp_path_factory.mktemp("rerun"))]
+    plans = [_dry_run_calls(workdir, home), _rerun_calls(workdir, tmp_path_factory.mktemp("rerun")),
+             _bad_config_calls(tmp_path_factory.mktemp("bad") / "wf")]
     done = iter(snakemake_batch([c for calls, _ in plans for cs in calls.values() for c in cs], home=home, check=False))
     return [finish({name: [next(done) for _ in cs] for name, cs in calls.items()}) for calls, finish in plans]
 
@@ -745,16 +747,22 @@ THROUGH_SNAKEMAKE = [b for b in BAD_VALUES if b[0] in (("krr", "params", "alpha"
 
 
 @pytest.fixture(scope="module")
-def bad_config_runs(tmp_path_factory):
-    """``{path: CompletedProcess}``: a dry run of the workflow without a run on each bad value of THROUGH_SNAKEMAKE,
-    both in one process (``snakemake_batch``; their tests are one xdist_group)."""
-    tree = _tree(tmp_path_factory.mktemp("bad") / "wf")
-    calls = [(tree, ["-n", "--configfile", _write(tree, "bad_" + "_".join(map(str, path)) + ".yaml",
-                                                   _bad_config(path, value))]) for path, value, _ in THROUGH_SNAKEMAKE]
-    return dict(zip([b[0] for b in THROUGH_SNAKEMAKE], snakemake_batch(calls, home=tree, check=False), strict=True))
+def bad_config_runs(_batch):
+    """``{path: CompletedProcess}``: a dry run of the workflow without a run (a tree without results, not the shared
+    run's) on each bad value of THROUGH_SNAKEMAKE (run in ``_batch``)."""
+    return _batch[2]
 
 
-@pytest.mark.xdist_group("bad_config")
+def _bad_config_calls(wd):
+    """``({path: [its call]}, finish)``: the calls of ``bad_config_runs``, in a new workflow tree ``wd``."""
+    tree = _tree(wd)
+    calls = {path: [(tree, ["-n", "--configfile", _write(tree, "bad_" + "_".join(map(str, path)) + ".yaml",
+                                                          _bad_config(path, value))])]
+             for path, value, _ in THROUGH_SNAKEMAKE}
+    return calls, lambda ran: {path: r for path, (r,) in ran.items()}
+
+
+@READS_RUN  # only for _batch: the calls share its process
 @pytest.mark.parametrize("path,value,match", THROUGH_SNAKEMAKE,
                          ids=[".".join(map(str, b[0])) for b in THROUGH_SNAKEMAKE])
 def test_bad_values_fail_before_any_job_without_traceback(bad_config_runs, path, value, match):
