@@ -256,7 +256,7 @@ def shared_work(source):
       operator's top-k eigenpairs continue from -- one reduction per kernel matrix, also shared with the
       ``leverage`` sampler's draws; the reduction is the bulk of both (Golub & Van Loan, Matrix Computations,
       4th ed., Sec. 8.3.1);
-    - ``mcm_spacing(X, grid, max_pairs, seed)``: MCM's grid spacing and misfit
+    - ``mcm_spacing(X, grid, max_pairs, seed, compute)``: MCM's grid spacing and misfit
       (:meth:`MCMOperator.spacing_and_misfit`), which depend on X and the grid, not on the kernel.
 
     The results are the bits of the unshared computation either way."""
@@ -677,8 +677,9 @@ class MCMOperator(KernelOperator):
         grid = balanced_grid(n, levels) if grid is None else tuple(int(g) for g in grid)
         if int(np.prod(grid)) != n:
             raise ValueError(f"mcm: grid {grid} has {int(np.prod(grid))} cells but there are {n} points")
-        spacing = getattr(_SHARED, "mcm_spacing", None) or cls.spacing_and_misfit  # shared_work: once per X and grid
-        h_fit, misfit = spacing(X, grid, max_pairs, seed)
+        shared = getattr(_SHARED, "mcm_spacing", None)  # shared_work: once per X and grid
+        h_fit, misfit = (shared(X, grid, max_pairs, seed, cls.spacing_and_misfit) if shared is not None
+                         else cls.spacing_and_misfit(X, grid, max_pairs, seed))
         op = cls(X, kernel, grid, h_fit if h is None else h)
         op.grid_misfit_ = misfit
         # U_m is circulant, not PSD: even on an exact grid its eigenvalues go negative (measured: 8% of the

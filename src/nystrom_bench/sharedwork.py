@@ -290,8 +290,8 @@ class SharedOperatorWork:
 
     ``tridiagonal(K)``: K's tridiagonal reduction, keyed as :class:`SharedLeverage`'s, so the exact operator's
     eigenvalues, the optimal rank-k eigenpairs and the ``leverage`` sampler's draws on one kernel matrix share
-    one reduction bit for bit.  ``mcm_spacing(X, grid, max_pairs, seed)``: MCM's least-squares grid spacing
-    and misfit (:meth:`nystrom_bench.approx.MCMOperator.spacing_and_misfit`), the same for every kernel width.
+    one reduction bit for bit.  ``mcm_spacing(X, grid, max_pairs, seed, compute)``: MCM's least-squares grid
+    spacing and misfit (``compute``: :meth:`nystrom_bench.approx.MCMOperator.spacing_and_misfit`), the same for every kernel width.
     ``shared_seconds``: the seconds of the work it reused rather than computed (a row charges them)."""
 
     def __init__(self):
@@ -306,11 +306,11 @@ class SharedOperatorWork:
     def tridiagonal(self, K):
         return self._get(K, ("tridiagonal",), lambda: tridiagonal(K))
 
-    def mcm_spacing(self, X, grid, max_pairs, seed):
-        from .approx import MCMOperator
-
+    def mcm_spacing(self, X, grid, max_pairs, seed, compute):
+        # ``compute``: the operator's own fit (approx.MCMOperator.spacing_and_misfit), passed in: this layer
+        # sits below approx and never imports it
         return self._get(np.asarray(X), ("mcm_spacing", tuple(int(g) for g in grid), int(max_pairs), seed),
-                         lambda: MCMOperator.spacing_and_misfit(X, grid, max_pairs, seed))
+                         lambda: compute(X, grid, max_pairs, seed))
 
 
 #: the process's memo
