@@ -186,6 +186,25 @@ def test_strip_plot_is_the_same_picture_every_time_and_leaves_numpys_global_stat
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
 
 
+def test_box_plot_theme_stays_in_its_figure(tmp_path):
+    """seaborn's whitegrid theme is the box plot's own: matplotlib's settings after it are those before, so a
+    figure drawn next in the same job (a critical-difference diagram) gets no grid from a box plot before it."""
+    import matplotlib as mpl
+    import numpy as np
+
+    df = pd.DataFrame({"dataset": "d", "kernel": "gaussian", "method": np.repeat(["uniform", "kmeans"], 4),
+                       "seed": np.tile(range(4), 2), "rmse": np.linspace(1, 2, 8)})
+    info = {"metrics": {"rmse": ["test RMSE (lower is better)", True]}, "methods": ["uniform", "kmeans"]}
+    ranks = pd.Series([1.2, 1.8, 3.0], index=["uniform", "kmeans", "dpp"])
+    pvals = pd.DataFrame(1.0, index=ranks.index, columns=ranks.index)
+    report.pyplot()
+    before = {k: v for k, v in mpl.rcParams.items() if k not in ("backend", "backend_fallback")}
+    report.cd_figure(ranks, pvals, tmp_path / "cd.png", cd=1.0)
+    report.metric_figure(df, info, "rmse", tmp_path / "box.png")
+    after = {k: v for k, v in mpl.rcParams.items() if k not in ("backend", "backend_fallback")}
+    assert {k for k in before if str(before[k]) != str(after[k])} == set()  # d1c0a5d: axes.grid, colours, ...
+
+
 def test_set_up_names_the_blocks_parameters_with_long_grids_shortened():
     """Page one's set-up lists the block's own parameters (a GNKR block's widths and lambdas), not only the
     coordinates that vary across rows."""

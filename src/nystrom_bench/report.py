@@ -315,7 +315,14 @@ def metric_figure(df, info, metric, out_png):
     out = outside_assumptions(df)
     df = mark_outside(df)  # results outside their method's assumptions: a box of their own
     datasets = sorted(df["dataset"].unique())
-    sns.set_theme(style="whitegrid", context="paper")
+    # seaborn's theme for this figure only: set_theme changes matplotlib's global rcParams, and figures
+    # drawn after a box plot in the same process (a study's critical-difference diagrams) took its grid
+    with plt.rc_context():
+        sns.set_theme(style="whitegrid", context="paper")
+        _draw_metric_panels(plt, sns, df, info, metric, label, out, datasets, out_png)
+
+
+def _draw_metric_panels(plt, sns, df, info, metric, label, out, datasets, out_png):
     fig, axes = panels(plt, len(datasets))
     order = _ordered_marked(df, info.get("methods"))
     kernels_ = sorted(df["kernel"].unique())
