@@ -39,8 +39,10 @@ pipeline that picks the test itself (normality checks, then repeated-measures AN
 non-parametric branch, and it offers neither a Holm comparison with a reference nor
 a diagram of a significance matrix we computed; scikit-posthocs gives the single
 tests as functions over a block x method matrix -- the one we already build -- and
-draws a CD diagram from any p-value matrix.  Friedman's and Wilcoxon's tests stay
-SciPy's own (and the tests check ours against them).
+draws a CD diagram from any p-value matrix.  Friedman's test is SciPy's own; Wilcoxon's
+is SciPy's too (:func:`wilcoxon`), except that the exact permutation null of a small tied
+sample is counted by subset sums instead of SciPy's 2**n statistic calls -- the same p and
+statistic bit for bit, which the tests check against :func:`scipy.stats.wilcoxon`.
 """
 
 from __future__ import annotations
