@@ -139,7 +139,7 @@ def test_mcm_spacing_shared_across_widths_same_operator_and_charged():
         for gamma in (1.0, 4.0):
             ops.append(approx.build("mcm", X, kernels.make("gaussian", gamma=gamma), grid=[12, 12]))
     assert source.shared_seconds > 0.0 and (sharedwork.MEMO.misses, sharedwork.MEMO.hits) == (1, 1)
-    for gamma, op in zip((1.0, 4.0), ops):
+    for gamma, op in zip((1.0, 4.0), ops, strict=True):
         ref = approx.build("mcm", X, kernels.make("gaussian", gamma=gamma), grid=[12, 12])
         assert (op.h, op.grid_misfit_) == (ref.h, ref.grid_misfit_) and ref.grid_misfit_ > 0
         np.testing.assert_array_equal(op.v, ref.v)

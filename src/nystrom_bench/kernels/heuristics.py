@@ -22,7 +22,8 @@ def _pair_sq_dists(X, max_points, seed):
 
         D = euclidean_distances(X, squared=True)
     else:
-        from scipy.spatial.distance import cdist  # here: scipy.spatial's import is ~0.2 CPU-s (see distance.py)
+        # imported here: scipy.spatial's import is ~0.2 CPU-s (see distance.py)
+        from scipy.spatial.distance import cdist
 
         D = cdist(X, X, metric="sqeuclidean")
     return D[np.triu_indices(n_rows(X), k=1)]
