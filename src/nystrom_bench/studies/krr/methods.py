@@ -33,10 +33,11 @@ def _plainly_valid(opts, alpha):
     def count(v):
         return (type(v) is int and v >= 1) or (type(v) is float and 0 < v <= 1)
 
-    plain = {"approximation": lambda v: v in PLAIN_CHOICES["approximation"] if type(v) is str else False,
-             "mode": lambda v: v in PLAIN_CHOICES["mode"] if type(v) is str else False,
-             "n_components": count, "rank": lambda v: v is None or (type(v) is int and v >= 1),
-             "sampler": lambda v: type(v) is str}
+    def choice(key):
+        return lambda v: type(v) is str and v in PLAIN_CHOICES[key]
+
+    plain = {"approximation": choice("approximation"), "mode": choice("mode"), "n_components": count,
+             "rank": lambda v: v is None or (type(v) is int and v >= 1), "sampler": lambda v: type(v) is str}
     return (type(alpha) in (int, float) and math.isfinite(alpha) and alpha > 0
             and all(k in plain and plain[k](v) for k, v in opts.items()))
 
