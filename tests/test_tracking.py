@@ -56,6 +56,12 @@ def client(uri):
     return MlflowClient(tracking_uri=uri)
 
 
+def _through_mlflow(monkeypatch):
+    """Log through MLflow's client, not tracking_sqlite's (the path of a store MLflow must create or
+    migrate, and of the PostgreSQL store of a cluster)."""
+    monkeypatch.setenv(tracking.tracking_sqlite.SQLITE_ENV, "0")
+
+
 def _history(client, run_id, key):
     return [(m.step, m.value) for m in sorted(client.get_metric_history(run_id, key), key=lambda m: m.step)]
 
@@ -178,14 +184,17 @@ def test_relogging_replaces_job_and_configuration_runs(uri):
     assert len(tracking.active_runs("s", uri, level="job")) == 2
 
 
-@pytest.mark.parametrize("path", ["one transaction", "call by call"])
+@pytest.mark.parametrize("path", ["one transaction", "call by call", "one transaction through MLflow"])
 def test_an_interrupted_logging_is_done_again(tmp_path, uri, monkeypatch, path):
-    """Killed after some runs (call by call: the third run's end; in one transaction (tracking_bulk): after
-    the configuration runs, before the job run's digest): logging again replaces what was written."""
+    """Killed after some runs (call by call through MLflow: the third run's end; in one transaction
+    (tracking_sqlite, the default on an existing store): before the job run's digest, so nothing is
+    written): logging again replaces what was written."""
     result_file = tmp_path / "r.csv"
     result_file.write_text("x\n")
     real = tracking._retry
     calls = {"n": 0}
+    if path != "one transaction":
+        _through_mlflow(monkeypatch)
     if path == "call by call":
         monkeypatch.setattr(tracking.tracking_bulk, "sqlite_store", lambda client: None)
     kill, at = ("finish run", 3) if path == "call by call" else ("tag job run", 1)
@@ -200,6 +209,8 @@ def test_an_interrupted_logging_is_done_again(tmp_path, uri, monkeypatch, path):
     monkeypatch.setattr(tracking, "_retry", failing)
     with pytest.raises(RuntimeError, match="killed"):
         tracking.log_job("s", "s/d", _rows("d"), result_file=result_file, tracking_uri=uri)
+    written = tracking.active_runs("s", uri, level=None)
+    assert written.empty == (path == "one transaction")  # tracking_sqlite's transaction: all or nothing
     monkeypatch.setattr(tracking, "_retry", real)
     ids = tracking.log_job("s", "s/d", _rows("d"), result_file=result_file, tracking_uri=uri)
     runs = tracking.active_runs("s", uri, level=None)
@@ -215,10 +226,12 @@ def test_prune_finds_the_runs_of_a_job_interrupted_before_its_job_run(uri, monke
         return real(fn, what, attempts)
 
     tracking.log_job("s", "s/a", _rows("a", 1), tracking_uri=uri)
-    monkeypatch.setattr(tracking, "_retry", failing)
-    with pytest.raises(RuntimeError, match="killed"):
-        tracking.log_job("s", "s/b", _rows("b"), tracking_uri=uri)
-    monkeypatch.setattr(tracking, "_retry", real)
+    with monkeypatch.context() as m:  # through MLflow, which commits run by run (tracking_sqlite: all or nothing)
+        _through_mlflow(m)
+        m.setattr(tracking, "_retry", failing)
+        with pytest.raises(RuntimeError, match="killed"):
+            tracking.log_job("s", "s/b", _rows("b"), tracking_uri=uri)
+    # pruned by tracking_sqlite
     runs = tracking.active_runs("s", uri, level=None)
     assert sorted(runs["tags.job_key"].value_counts().items()) == [("s/a", 3), ("s/b", 6)]
     assert tracking.prune("s", ["s/a", "s/b"], tracking_uri=uri) == 0
@@ -230,6 +243,7 @@ def test_transient_errors_are_retried(uri, monkeypatch):
     """Call by call (a tracking server's path; one transaction: tests/test_tracking_bulk.py)."""
     from mlflow.tracking import MlflowClient
 
+    _through_mlflow(monkeypatch)
     monkeypatch.setattr(tracking.tracking_bulk, "sqlite_store", lambda client: None)
 
     real, fails = MlflowClient.log_batch, {"n": 0}

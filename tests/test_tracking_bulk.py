@@ -13,6 +13,13 @@ DATASETS = {"bupa": {"digest": "abc123", "source": "resources/data/bupa.npz", "s
             "wine": {"digest": "def456", "source": "resources/data/wine.npz", "source_type": "local"}}
 
 
+@pytest.fixture(autouse=True)
+def _through_mlflow(monkeypatch):
+    """This module tests MLflow's path (a store MLflow creates or migrates; tracking_sqlite's path:
+    tests/test_tracking_sqlite.py)."""
+    monkeypatch.setenv(tracking.tracking_sqlite.SQLITE_ENV, "0")
+
+
 def _call_by_call(monkeypatch):
     monkeypatch.setattr(tracking_bulk, "sqlite_store", lambda client: None)
 
@@ -25,7 +32,7 @@ def _tables(uri):
         sets = dict(con.execute("select dataset_uuid, name from datasets"))
         inputs = {}
         out = {"runs": sorted(con.execute(
-            "select name, source_type, source_name, entry_point_name, user_id, status, deleted_time, source_version,"
+            "select name, source_type, source_name, entry_point_name, user_id, status, deleted_time is not null, source_version,"
             " lifecycle_stage, experiment_id, end_time >= start_time from runs"))}
         for table in ("tags", "params"):
             out[table] = sorted((names[r], k, v) for k, v, r in con.execute(f"select key, value, run_uuid from {table}"))

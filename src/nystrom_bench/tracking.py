@@ -88,11 +88,12 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from unittest import mock
 
-from . import tracking_bulk
+from . import tracking_bulk, tracking_sqlite
 from . import tracking_layout as layout
 from ._tracking_rest import RestClient, use_rest
 from .data.download import sha256_file as file_digest  # what marks a job's result file as logged
 from .results import ID_COLS, format_coord
+from .tracking_sqlite import SqliteClient
 
 # the layout's public names, re-exported (this module's API before the layout had its own)
 ASSUMPTION_TAG, LEVEL_TAG, OUTSIDE_SUFFIX = layout.ASSUMPTION_TAG, layout.LEVEL_TAG, layout.OUTSIDE_SUFFIX
@@ -196,7 +197,7 @@ def _experiment_id(client, name, artifact_location, description=None, view=None)
 def _entities(client):
     """``(Metric, Param, dataset input)`` that ``client``'s calls take: MLflow's entities, or the REST
     client's own."""
-    if isinstance(client, RestClient):
+    if isinstance(client, RestClient | SqliteClient):
         return client.Metric, client.Param, client.dataset_input
     from mlflow.entities import Metric, Param
 
@@ -243,11 +244,13 @@ def _quiet_links():
 
 
 @contextmanager
-def _store(study, tracking_uri, lock=True):
-    """Yield ``(client, artifact_root)``: the client of the store (``MlflowClient``, or
-    :class:`~nystrom_bench._tracking_rest.RestClient` for a server) and where a SQLite store keeps the
-    study's artifacts (None: the server's default).  A SQLite store's inter-process lock is held
-    throughout if ``lock`` is true."""
+def _store(study, tracking_uri, lock=True, fast=True):
+    """Yield ``(client, artifact_root)``: the client of the store (``MlflowClient``,
+    :class:`~nystrom_bench._tracking_rest.RestClient` for a server, or -- a writer (``lock``) on an
+    existing local SQLite store MLflow made, ``fast`` true -- a
+    :class:`~nystrom_bench.tracking_sqlite.SqliteClient` whose one transaction commits at the end of
+    the block) and where a SQLite store keeps the study's artifacts (None: the server's default).  A
+    SQLite store's inter-process lock is held throughout if ``lock`` is true."""
     uri = _absolute(tracking_uri or resolve_tracking_uri())
     db = _sqlite_path(uri)
     if use_rest(uri):
@@ -257,9 +260,9 @@ def _store(study, tracking_uri, lock=True):
         finally:
             client.close()
         return
-    from mlflow.tracking import MlflowClient
-
     if db is None:
+        from mlflow.tracking import MlflowClient
+
         with _quiet_links() if _remote(uri) else nullcontext():
             yield MlflowClient(tracking_uri=uri), None
         return
@@ -270,12 +273,31 @@ def _store(study, tracking_uri, lock=True):
         if lock and not db.exists():
             for side in ("-wal", "-shm"):  # left by a killed writer before the store was deleted
                 Path(str(db) + side).unlink(missing_ok=True)
+        root = (db.parent / "mlartifacts" / study).as_uri()
+        fast_client = tracking_sqlite.connect(db, uri) if fast and lock else None
+        if fast_client is not None:  # no import mlflow (tracking_sqlite)
+            with fast_client.transaction():
+                yield fast_client, root
+            return
         from mlflow.tracking import MlflowClient
 
         client = MlflowClient(tracking_uri=uri)
         if lock:  # writers only: a reader leaves the store as it is
             _tune_sqlite(client, db)
-        yield client, (db.parent / "mlartifacts" / study).as_uri()
+        yield client, root
+
+
+def _in_store(study, tracking_uri, body, lock=True):
+    """``body(client, artifact_root)`` in the store (:func:`_store`).  Where the SQLite client meets
+    something it does not replicate (:class:`~nystrom_bench.tracking_sqlite.Unsupported`), its
+    transaction is rolled back and ``body`` runs again through MLflow."""
+    try:
+        with _store(study, tracking_uri, lock) as (client, artifact_root):
+            return body(client, artifact_root)
+    except tracking_sqlite.Unsupported as why:
+        log.info("%s: logged through MLflow (%s)", study, why)
+    with _store(study, tracking_uri, lock, fast=False) as (client, artifact_root):
+        return body(client, artifact_root)
 
 
 def _search_all(client, exp_id, filter_string=""):
@@ -380,7 +402,8 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
     if description is not None:
         description = f"{description}\n\n{describe(plans, metrics_info)}".strip()
     state = layout.view(plans, metrics_info)
-    with _store(study, tracking_uri) as (client, artifact_root):
+
+    def body(client, artifact_root):
         Metric, Param, dataset_input = _entities(client)
         exp_id = _retry(lambda: _experiment_id(client, study, artifact_root, description, state),
                         "create experiment")
@@ -405,13 +428,14 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
             _retry(lambda: client.set_terminated(rid, "FINISHED"), "finish run")
             return rid
 
-        bulk = tracking_bulk.sqlite_store(client)
+        bulk = client if isinstance(client, SqliteClient) else tracking_bulk.sqlite_store(client)
         if bulk is not None:  # a local SQLite store: the same rows in one transaction (tracking_bulk)
             runs = [{"name": plan["name"], "tags": {**extra, **plan["tags"], "job_key": job_key},
                      "params": [Param(k, v) for k, v in plan["params"].items()],
                      "metrics": [Metric(k, v, now, s) for k, v, s in plan["metrics"]],
                      "dataset": inputs.get(plan["dataset"])} for plan in plans]
-            run_ids = _retry(lambda: tracking_bulk.write_runs(bulk, exp_id, runs, now), "write runs")
+            write = client.write_runs if bulk is client else (lambda *a: tracking_bulk.write_runs(bulk, *a))
+            run_ids = _retry(lambda: write(exp_id, runs, now), "write runs")
         else:
             # on a server a data set's first run alone: the server inserts the dataset row then, and two
             # first inserts side by side violate its unique key (experiment, name, digest)
@@ -441,7 +465,9 @@ def log_job(study, job_key, results, result_file=None, tracking_uri=None, tags=N
         if digest is not None:  # last: marks the job as logged complete
             _retry(lambda: client.set_tag(job, _DIGEST_TAG, digest), "tag job run")
         _retry(lambda: client.set_terminated(job, "FINISHED"), "finish job run")
-    return run_ids
+        return run_ids
+
+    return _in_store(study, tracking_uri, body)
 
 
 def log_report(study, artifacts, tracking_uri=None, note=None, tags=None, description=None):
@@ -466,7 +492,8 @@ def log_report(study, artifacts, tracking_uri=None, note=None, tags=None, descri
         cut = note.rfind("\n", 0, cap - 200)  # at a line; mid-line if the first line is that long
         note = note[:cut if cut > 0 else cap - 200] + ("\n\n... (cut to MLflow's limit of 8,000 characters: "
                                                       "the whole text is in the artifacts)\n")
-    with _store(study, tracking_uri) as (client, artifact_root):
+
+    def body(client, artifact_root):
         exp_id = _retry(lambda: _experiment_id(client, study, artifact_root, description), "create experiment")
         old = _search_all(client, exp_id, _level_filter("report"))
         done = [r for r in old if r.data.tags.get(_REPORT_DIGEST_TAG) == digest]
@@ -483,7 +510,9 @@ def log_report(study, artifacts, tracking_uri=None, note=None, tags=None, descri
                    "log report artifact")
         _retry(lambda: client.set_tag(rid, _REPORT_DIGEST_TAG, digest), "tag report run")  # last: complete
         _retry(lambda: client.set_terminated(rid, "FINISHED"), "finish report run")
-    return rid
+        return rid
+
+    return _in_store(study, tracking_uri, body)
 
 
 def prune(study, keep_job_keys, tracking_uri=None):
@@ -494,7 +523,8 @@ def prune(study, keep_job_keys, tracking_uri=None):
     a deleted experiment is not restored).
     """
     keep = set(keep_job_keys)
-    with _store(study, tracking_uri) as (client, _):
+
+    def body(client, _):
         exp = _retry(lambda: client.get_experiment_by_name(study), "get experiment")
         if exp is None:
             return 0
@@ -504,6 +534,8 @@ def prune(study, keep_job_keys, tracking_uri=None):
         stale = [r for k in sorted(jobs - keep) for r in _search_all(client, exp.experiment_id, _job_filter(k))]
         stale += [r for r in _search_all(client, exp.experiment_id, unfinished) if r.data.tags["job_key"] not in keep]
         return _delete(client, stale)
+
+    return _in_store(study, tracking_uri, body)
 
 
 def active_runs(study, tracking_uri=None, level="config"):
@@ -591,6 +623,12 @@ def ui_link(study, tracking_uri=None, ui=None):
         return None
     if ui is None:
         ui = uri if _remote(uri) else DEFAULT_UI
+    reader = tracking_sqlite.connect(db, uri, write=False) if db is not None else None
+    if reader is not None:  # no import mlflow (tracking_sqlite)
+        with reader.transaction():
+            exp = reader.get_experiment_by_name(study)
+        return None if exp is None else layout.runs_link(
+            ui, exp.experiment_id, layout.VIEW_ID if layout.VIEW_TAG in exp.tags else None)
     if use_rest(uri):
         client = RestClient(uri)
     else:
