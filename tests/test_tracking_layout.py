@@ -175,3 +175,33 @@ def test_batches_keep_mlflows_limits_and_lose_nothing():
     assert [x for p, _ in out for x in p] == params and [x for _, m in out for x in m] == metrics
     assert layout.batches(list(range(15)), list(range(30))) == [(list(range(15)), list(range(30)))]
     assert layout.batches([], []) == [([], [])]
+
+
+def test_param_text_is_json_dumps_and_loads_as_before():
+    """_param_text writes the plain types' JSON itself and skips parsing strings that start no JSON value:
+    the same text as json.dumps / json.loads give (the rule it replaced), tricky values included."""
+    import json
+    import random
+
+    import numpy as np
+
+    from nystrom_bench.tracking_layout import MAX_PARAM, _param_text
+
+    def rule(v):
+        if isinstance(v, str):
+            try:
+                json.loads(v)
+            except ValueError:
+                return v[:MAX_PARAM]
+            return json.dumps(v)[:MAX_PARAM]
+        return json.dumps(v, default=str)[:MAX_PARAM]
+
+    values = [0.0, -0.0, 1.5, 1e300, -1e-300, float("nan"), float("inf"), -float("inf"), 0, -5, 10**30, True, False,
+              None, "", " ", "abc", "1", " 1", "-", "-1", "NaN", "Infinity", "-Infinity", "true", "nul", "null", "[1,2]",
+              "[", "{}", '"x"', "\t[]", "\n", "x" * 7000, "1" * 7000, [1, 2], {"a": 1}, (1, 2), np.float64(1.5),
+              np.int64(3), np.str_("1"), np.str_("a"), "\u00a01", "0x10", "01", "1e5", ".5", "+1", "Inf"]
+    rng = random.Random(0)
+    chars = ' \t\n"[]{}-0123456789tfnNIaex.,:'
+    values += [rng.random() * 10.0 ** rng.randint(-300, 300) for _ in range(500)]
+    values += ["".join(rng.choice(chars) for _ in range(rng.randint(0, 6))) for _ in range(3000)]
+    assert [_param_text(v) for v in values] == [rule(v) for v in values]

@@ -289,3 +289,20 @@ def test_parallel_writers_lose_nothing(mlflow_uri):
     assert sorted(jobs["tags.job_key"]) == [f"race/d{i}" for i in range(4)]
     table = tracking.results_from_mlflow("race", mlflow_uri)
     assert len(table) == 4 * 2 * 2 * 6 and not table.duplicated([*results.ID_COLS, *COORDS]).any()
+
+
+def test_a_track_runs_job_reads_its_study_kind_without_importing_the_others():
+    """jobs._declared_kind: the class studies.get gives, its declarations alike, and in a fresh process
+    the other kinds' packages stay unimported (0.9 CPU-s of a track_runs job's imports)."""
+    from nystrom_bench import jobs, studies
+
+    attrs = ("name", "coords", "metrics", "tracking_fold", "curve_coords", "title", "description", "default_scaling")
+    for name in studies.available():
+        a, b = jobs._declared_kind(name), studies.get(name)
+        assert type(a) is type(b) and all(getattr(a, k) == getattr(b, k) for k in attrs), name
+    code = ("import sys; from nystrom_bench import jobs\n"
+            "assert jobs._declared_kind('krc').name == 'krc'\n"
+            "print(sorted({m.split('.')[2] for m in sys.modules if m.startswith('nystrom_bench.studies.')}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['krc', 'krr']"  # krc's study extends krr's

@@ -230,6 +230,26 @@ def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri
     return df
 
 
+def _declared_kind(name):
+    """The study kind ``name`` for a job that reads only its declarations (coords, metrics, title, ...):
+    its own module ``studies/<name>/study.py`` imported, not every kind's package as
+    :func:`nystrom_bench.studies.get` does (about 0.9 CPU-s of a ``track_runs`` job, issue 39); any other
+    layout through :func:`~nystrom_bench.studies.get`."""
+    import importlib
+
+    from . import studies
+
+    try:
+        module = importlib.import_module(f"{studies.__name__}.{name}.study")
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith(f"{studies.__name__}.{name}"):
+            raise
+        return studies.get(name)
+    found = [c for c in vars(module).values()
+             if isinstance(c, type) and issubclass(c, studies.Study) and c.__dict__.get("name") == name]
+    return found[0]() if len(found) == 1 else studies.get(name)
+
+
 def track_study_runs(study, inputs, job_keys, tracking_uri, block, log=None, data_dir="resources/data"):
     """Workflow stage ``track_runs``: log a study's result files to MLflow and drop the runs of jobs no
     longer in the study.
@@ -242,16 +262,17 @@ def track_study_runs(study, inputs, job_keys, tracking_uri, block, log=None, dat
     ``tracking_seconds`` (all MLflow work).  Returns ``{job key: [run ids logged]}`` (empty for a job
     logged already).
     """
-    from . import data, provenance, results, studies, tracking
+    from . import data, provenance, results, tracking
 
     t0 = time.perf_counter()
     pruned = tracking.prune(study, set(job_keys), tracking_uri=tracking_uri)
-    kind = studies.get(block.get("kind", study))
+    kind = _declared_kind(block.get("kind", study))
     coords = list(kind.coords)
     jobs = plan(block)
     title = block.get("title") or kind.title
     description = f"{title}\n\n{kind.description}".strip()
     infos, logged = {}, {}
+    common_tags = _tracking_tags(None)  # git commit and versions: once per process, not per job
     for job_key, path in zip(job_keys, inputs, strict=True):
         job_cfg = job_config(kind, block, jobs[job_key.split("/", 1)[1]])
         for ds in job_cfg["datasets"]:
@@ -261,7 +282,7 @@ def track_study_runs(study, inputs, job_keys, tracking_uri, block, log=None, dat
         rows = tracking.rows_from_frame(results.read_results(path), coords)
         logged[job_key] = list(tracking.log_job(
             study, job_key, rows, result_file=path, tracking_uri=tracking_uri,
-            tags=_tracking_tags(provenance.config_hash(job_cfg)), job_params=_job_params(job_cfg),
+            tags={**common_tags, "config_hash": provenance.config_hash(job_cfg)}, job_params=_job_params(job_cfg),
             description=description, datasets={d: infos[d] for d in job_cfg["datasets"] if d in infos},
             coords=coords, metrics_info=kind.metrics, fold=kind.tracking_fold, curve=kind.curve_coords) or [])
     link = tracking.ui_link(study, tracking_uri)

@@ -183,10 +183,31 @@ def _unflatten(params):
     return out
 
 
+#: the first character (after JSON's white space) of any text ``json.loads`` reads: others are no JSON
+_JSON_START = frozenset('{["-0123456789tfnNI')
+_JSON_SPACE = " \t\n\r"
+
+
 def _param_text(v):
     """A param value as MLflow stores it: strings as they are (JSON-quoted if they would read back as
-    something else), everything else as JSON."""
+    something else), everything else as JSON.  The plain types' JSON is written here as ``json.dumps``
+    writes it (``float.__repr__``, ``NaN``/``Infinity``, ``int.__repr__``, ``true``, ``null``), and a string
+    whose first character starts no JSON value is not parsed: the same text, without the encoder's and
+    the parser's cost (the samplers study's 128,000 values, issue 39)."""
+    t = type(v)
+    if t is float:
+        text = float.__repr__(v) if math.isfinite(v) else ("NaN" if v != v else ("Infinity" if v > 0 else "-Infinity"))
+        return text[:MAX_PARAM]
+    if t is int:
+        return int.__repr__(v)[:MAX_PARAM]
+    if t is bool:
+        return "true" if v else "false"
+    if v is None:
+        return "null"
     if isinstance(v, str):
+        head = v.lstrip(_JSON_SPACE)[:1]
+        if head not in _JSON_START:
+            return v[:MAX_PARAM]
         try:
             json.loads(v)
         except ValueError:

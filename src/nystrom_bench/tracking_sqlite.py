@@ -313,25 +313,31 @@ class SqliteClient:
 
     def _metric_rows(self, run_id, metrics, latest):
         """Validated, sanitised metric rows (repeats once) and ``latest`` updated: ``{key: row}``."""
-        rows, seen = [], set()
+        rows, seen, names = [], set(), self._names
         for m in metrics:
-            self._check_name(m.key, "metric")
-            value = _to_float(m.value)
-            ts, step = m.timestamp, m.step
-            if not isinstance(ts, numbers.Number) or isinstance(ts, bool) or ts < 0:
-                raise _invalid(f"metric {m.key!r}: timestamp {ts!r} is no non-negative integer")
-            if not isinstance(step, numbers.Number):
-                raise _invalid(f"metric {m.key!r}: step {step!r} is no integer")
-            is_nan, value = _sanitize(value)
-            ident = (m.key, ts, step, value, is_nan)
+            key, value, ts, step = m.key, m.value, m.timestamp, m.step
+            if key not in names:
+                self._check_name(key, "metric")
+            if type(value) is not float:
+                value = _to_float(value)
+            if type(ts) is not int or ts < 0:
+                if not isinstance(ts, numbers.Number) or isinstance(ts, bool) or ts < 0:
+                    raise _invalid(f"metric {key!r}: timestamp {ts!r} is no non-negative integer")
+            if type(step) is not int and not isinstance(step, numbers.Number):
+                raise _invalid(f"metric {key!r}: step {step!r} is no integer")
+            if value - value == 0:  # finite
+                is_nan = False
+            else:
+                is_nan, value = _sanitize(value)
+            ident = (key, ts, step, value, is_nan)
             if ident in seen:
                 continue
             seen.add(ident)
-            row = (m.key, value, ts, step, is_nan, run_id)
+            row = (key, value, ts, step, is_nan, run_id)
             rows.append(row)
-            old = latest.get(m.key)
+            old = latest.get(key)
             if old is None or (step, ts, value) > (old[3], old[2], old[1]):
-                latest[m.key] = row
+                latest[key] = row
         return rows
 
     def _param_rows(self, run_id, params):
