@@ -305,21 +305,115 @@ def _seeded_global_rng(seed=0):
         np.random.set_state(state)  # noqa: NPY002
 
 
-def metric_figure(df, info, metric, out_png):
-    """Box plot of ``metric``: one panel per data set, one box per method, points = seeds."""
-    import seaborn as sns
+#: seaborn 0.13's ``set_theme(style="whitegrid", context="paper")`` as matplotlib settings (its
+#: ``axes_style("whitegrid")``, ``plotting_context("paper")`` and the "deep" palette; its colormap "rocket" left
+#: out, which no box plot uses): the box plots' look, without importing seaborn (tests/test_report.py checks the
+#: values against seaborn's own where it is installed)
+_BOX_THEME = {
+    "figure.facecolor": "white", "axes.labelcolor": ".15", "xtick.direction": "out", "ytick.direction": "out",
+    "xtick.color": ".15", "ytick.color": ".15", "axes.axisbelow": True, "grid.linestyle": "-", "text.color": ".15",
+    "font.family": ["sans-serif"],
+    "font.sans-serif": ["Arial", "DejaVu Sans", "Liberation Sans", "Bitstream Vera Sans", "sans-serif"],
+    "lines.solid_capstyle": "round", "patch.edgecolor": "w", "patch.force_edgecolor": True, "xtick.top": False,
+    "ytick.right": False, "axes.grid": True, "axes.facecolor": "white", "axes.edgecolor": ".8", "grid.color": ".8",
+    "axes.spines.left": True, "axes.spines.bottom": True, "axes.spines.right": True, "axes.spines.top": True,
+    "xtick.bottom": False, "ytick.left": False,
+    "axes.linewidth": 1.0, "grid.linewidth": 0.8, "lines.linewidth": 1.2000000000000002,
+    "lines.markersize": 4.800000000000001, "patch.linewidth": 0.8, "xtick.major.width": 1.0,
+    "ytick.major.width": 1.0, "xtick.minor.width": 0.8, "ytick.minor.width": 0.8,
+    "xtick.major.size": 4.800000000000001, "ytick.major.size": 4.800000000000001, "xtick.minor.size": 3.2,
+    "ytick.minor.size": 3.2, "font.size": 9.600000000000001, "axes.labelsize": 9.600000000000001,
+    "axes.titlesize": 9.600000000000001, "xtick.labelsize": 8.8, "ytick.labelsize": 8.8, "legend.fontsize": 8.8,
+    "legend.title_fontsize": 9.600000000000001,
+}
+#: seaborn's "deep" palette: the theme's colour cycle
+_DEEP = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd")
+#: a box plot's fill and its points' colour
+_BOX_COLOR, _DOT_COLOR = "#a6c8e0", "#1b3a57"
 
+
+def _desaturate(color, prop):
+    """``color`` with its HLS saturation times ``prop`` (seaborn's ``desaturate``): an RGB tuple."""
+    import colorsys
+
+    from matplotlib.colors import to_rgb
+
+    h, light, s = colorsys.rgb_to_hls(*to_rgb(color))
+    return colorsys.hls_to_rgb(h, light, s * prop)
+
+
+def _grey_of(color):
+    """The grey seaborn outlines ``color`` with: 0.6 times its HLS lightness (``_complement_color``)."""
+    import colorsys
+
+    from matplotlib.colors import to_rgb
+
+    lum = colorsys.rgb_to_hls(*to_rgb(color))[1] * 0.6
+    return (lum, lum, lum)
+
+
+def metric_figure(df, info, metric, out_png):
+    """Box plot of ``metric``: one panel per data set, one box per method, points = seeds.
+
+    Drawn with matplotlib as seaborn 0.13's ``boxplot`` (no fliers) and ``stripplot`` drew it before -- the same
+    theme (:data:`_BOX_THEME`, for this figure only), boxes, whiskers, jitter (seeded) and colours -- without
+    seaborn's per-call overhead and import (:func:`_box_strip_panel`); a study with several kernels (boxes
+    coloured and dodged by kernel, with a legend) still goes through seaborn."""
     plt = pyplot()
     label, _lower = info["metrics"][metric]
     df = df[df[metric].notna()].reset_index(drop=True)
     out = outside_assumptions(df)
     df = mark_outside(df)  # results outside their method's assumptions: a box of their own
     datasets = sorted(df["dataset"].unique())
-    # seaborn's theme for this figure only: set_theme changes matplotlib's global rcParams, and figures
-    # drawn after a box plot in the same process (a study's critical-difference diagrams) took its grid
-    with plt.rc_context():
-        sns.set_theme(style="whitegrid", context="paper")
-        _draw_metric_panels(plt, sns, df, info, metric, label, out, datasets, out_png)
+    if df["kernel"].nunique() > 1:
+        import seaborn as sns
+
+        # seaborn's theme for this figure only: set_theme changes matplotlib's global rcParams, and figures
+        # drawn after a box plot in the same process (a study's critical-difference diagrams) took its grid
+        with plt.rc_context():
+            sns.set_theme(style="whitegrid", context="paper")
+            _draw_metric_panels(plt, sns, df, info, metric, label, out, datasets, out_png)
+        return
+    with plt.rc_context({**_BOX_THEME, "axes.prop_cycle": plt.cycler(color=list(_DEEP))}):
+        _draw_metric_panels(plt, None, df, info, metric, label, out, datasets, out_png)
+
+
+def _box_strip_panel(ax, sub, metric, order):
+    """One panel of :func:`metric_figure`: a box per method of ``order`` holding values, no fliers, and its
+    values as jittered points -- seaborn 0.13's ``boxplot(..., fliersize=0, color=_BOX_COLOR)`` and
+    ``stripplot(..., size=3, color=_DOT_COLOR)`` on a categorical x axis, drawn with matplotlib's ``bxp`` and
+    ``scatter`` as seaborn draws them: boxes 0.8 wide at 0, 1, ... (caps half that), the fill desaturated to 75%,
+    outlines in the grey of the fill, whiskers at 1.5 IQR (matplotlib's ``boxplot_stats``), each method's points
+    jittered by U(-0.1, 0.1) from numpy's global state (seeded per panel by the caller, as seaborn drew them);
+    x from -0.5 to n - 0.5 without a vertical grid."""
+    import matplotlib as mpl
+
+    code = {m: i for i, m in enumerate(order)}
+    xs = sub["method"].map(code).to_numpy()
+    ys = sub[metric].to_numpy(dtype=float)
+    keep = ~np.isnan(xs.astype(float)) & ~np.isnan(ys)
+    xs, ys = xs[keep].astype(int), ys[keep]
+    face = _desaturate(_BOX_COLOR, 0.75)
+    line = _grey_of(face)
+    at = sorted(set(xs.tolist()))
+    if at:
+        stats = mpl.cbook.boxplot_stats([ys[xs == i] for i in at], whis=1.5,
+                                        bootstrap=mpl.rcParams["boxplot.bootstrap"])
+        ax.bxp(stats, positions=[float(i) for i in at], widths=[0.8] * len(at), capwidths=[0.4] * len(at),
+               patch_artist=True, manage_ticks=False,
+               boxprops={"facecolor": face, "edgecolor": line}, medianprops={"color": line, "solid_capstyle": "butt"},
+               whiskerprops={"color": line, "solid_capstyle": "butt"},
+               flierprops={"markeredgecolor": line, "markersize": 0}, capprops={"color": line})
+    dot_edge = _grey_of(_DOT_COLOR)
+    for i in range(len(order)):  # seaborn's order of draws: one jitter per method, in the order, over its rows
+        y = ys[xs == i]
+        if not len(y):
+            continue
+        jitter = np.random.uniform(low=-0.1, high=0.1, size=len(y)) if len(y) > 1 else 0  # noqa: NPY002
+        ax.scatter(i + jitter + np.zeros(len(y)), y, color=_DOT_COLOR, zorder=3, s=9, edgecolor=dot_edge, linewidth=0)
+    ax.set_xticks(range(len(order)), [str(m) for m in order])
+    ax.xaxis.grid(False)
+    ax.set_xlim(-0.5, len(order) - 0.5)
 
 
 def _draw_metric_panels(plt, sns, df, info, metric, label, out, datasets, out_png):
@@ -328,12 +422,16 @@ def _draw_metric_panels(plt, sns, df, info, metric, label, out, datasets, out_pn
     kernels_ = sorted(df["kernel"].unique())
     for ax, ds in zip(axes.flat, datasets, strict=False):
         sub = df[df["dataset"] == ds]
-        hue = "kernel" if len(kernels_) > 1 else None
-        sns.boxplot(data=sub, x="method", y=metric, hue=hue, order=order, ax=ax, fliersize=0,
-                    color="#a6c8e0" if hue is None else None)
-        with _seeded_global_rng():  # seaborn's jitter draws from numpy's global state
-            sns.stripplot(data=sub, x="method", y=metric, hue=hue, order=order, ax=ax, dodge=hue is not None,
-                          size=3, color="#1b3a57" if hue is None else None, legend=False)
+        if sns is None:
+            with _seeded_global_rng():  # the points' jitter, as seaborn drew it from numpy's global state
+                _box_strip_panel(ax, sub, metric, order)
+        else:
+            hue = "kernel" if len(kernels_) > 1 else None
+            sns.boxplot(data=sub, x="method", y=metric, hue=hue, order=order, ax=ax, fliersize=0,
+                        color=_BOX_COLOR if hue is None else None)
+            with _seeded_global_rng():  # seaborn's jitter draws from numpy's global state
+                sns.stripplot(data=sub, x="method", y=metric, hue=hue, order=order, ax=ax, dodge=hue is not None,
+                              size=3, color=_DOT_COLOR if hue is None else None, legend=False)
         ax.set_title(ds)
         ax.set_xlabel("")
         ax.set_ylabel(label)
