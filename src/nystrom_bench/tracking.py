@@ -4,7 +4,11 @@ over a study's coords as metric histories, one job run per workflow job holding 
 Reads and writes go through MLflow's own ``MlflowClient``, except against a tracking server, where
 :class:`nystrom_bench._tracking_rest.RestClient` makes the same calls without ``import mlflow`` (the
 measured exception of issue 38: that import is most of the logging cost on the cluster test's slice,
-see that module).  How a result row becomes a run (params, metric histories, key prefixes, tags) and
+see that module), and except writes to a local SQLite store that MLflow has made, at the schema
+revision and MLflow version :mod:`nystrom_bench.tracking_sqlite` was verified with: its
+:class:`~nystrom_bench.tracking_sqlite.SqliteClient` makes the same calls with Python's ``sqlite3``,
+one transaction per :func:`prune`, :func:`log_job` or :func:`log_report` (issue 39: ``import mlflow``
+and its store were about 2.2 of a ``track_runs`` job's 2.8-5.5 CPU-s).  How a result row becomes a run (params, metric histories, key prefixes, tags) and
 comes back is :mod:`nystrom_bench.tracking_layout`; both clients log the same plan with the same calls.
 
 In the workflow, each study's ``track_runs`` job (:func:`nystrom_bench.jobs.track_study_runs`, one MLflow
@@ -47,7 +51,10 @@ every tag) + ``log_batch`` (params and metrics; more batches only beyond 100 par
 SqlAlchemyStore (its ORM).  So on a local SQLite store a job's configuration runs are written in ONE
 transaction instead (:mod:`nystrom_bench.tracking_bulk`: the same rows, into MLflow's own tables, after
 MLflow's own validation; tests compare the two ways table by table): the samplers study's 561 runs in
-9.1 CPU-s against 29 (issue 39).  The job run stays call by call.  Against a tracking server each call
+9.1 CPU-s against 29 (issue 39).  The job run stays call by call.  On a store MLflow has made already,
+:mod:`nystrom_bench.tracking_sqlite` writes the same rows without MLflow (its ``write_runs`` for the
+configuration runs): a ``track_runs`` job of krr 0.7-0.9 CPU-s through Snakemake against 3.2-4.6, samplers
+2.5 against 7.1 (2026-11-27, load 9-11).  Against a tracking server each call
 is one request, and a job's runs go 4 side by side (through ``MlflowClient`` too,
 ``NYSTROM_BENCH_TRACKING_REST=0``: ``MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT`` is set while logging, else
 ``set_terminated`` fetches the run again to print its link).  The measurements: the docs' MLflow guide,
@@ -57,7 +64,8 @@ Guarantees
 ----------
 - SQLite: the store is switched to WAL with ``synchronous=NORMAL`` (consistent after a crash, commits
   without an fsync each); every write of a job happens under an inter-process file lock next to the
-  database (``mlflow.db.lock``).
+  database (``mlflow.db.lock``); through :mod:`nystrom_bench.tracking_sqlite` also in one ``BEGIN
+  IMMEDIATE`` transaction, so a job killed midway leaves nothing of its runs.
 - Idempotent and incremental: :func:`log_job` skips a job whose result file (digest) is logged already;
   otherwise it deletes every active run of that ``job_key`` first and logs the job again; a job run
   without its digest tag (an interrupted logging) is re-logged next time.  :func:`prune` deletes the

@@ -15,7 +15,9 @@ Which rows the four calls write is pinned by ``tests/test_tracking_bulk.py``: th
 both ways gives equal tables (run ids, dataset and input ids and times aside), and MLflow's own reads
 (``search_runs``, ``get_metric_history``, the datasets of a run) return the same.  Only a local SQLite
 store takes this path (:func:`sqlite_store`); a tracking server, any other database, or an MLflow
-without these internals is logged call by call as before.
+without these internals is logged call by call as before.  A store MLflow has made already is written
+without MLflow at all where :mod:`nystrom_bench.tracking_sqlite` was verified with its schema (the
+same rows; this path is then for a store MLflow creates or migrates, and ``NYSTROM_BENCH_TRACKING_SQLITE=0``).
 """
 
 from __future__ import annotations

@@ -68,6 +68,7 @@ import tempfile
 import time
 import uuid
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -106,6 +107,7 @@ def _truthy(name):
     return os.environ.get(name, "").strip().lower() in ("true", "1", "t", "yes", "y")
 
 
+@lru_cache(maxsize=1)
 def mlflow_version():
     """The installed MLflow's version as a tuple of ints (``(3, 17, 2)``), read from its ``version.py``
     without importing it; None if MLflow is not installed or the file says something else."""
