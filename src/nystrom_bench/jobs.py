@@ -331,6 +331,60 @@ def claim_key(claim):
     return f"{claim.get('paper_key', '')}/{claim['id']}"
 
 
+class _DocLeftAsIs(dict):
+    """A stand-in for SciPy's numpydoc parser (``scipy._lib._docscrape.FunctionDoc``) while scipy.stats is
+    imported (:func:`_scipy_docstrings_left_as_they_are`): the function's docstring as it is, each section an empty
+    list to append to, which SciPy's decorators do and then write the whole back as the docstring."""
+
+    def __init__(self, func, *args, **kwargs):
+        import inspect
+
+        super().__init__()
+        self.doc = inspect.getdoc(func) or ""
+
+    def __missing__(self, section):
+        return self.setdefault(section, [])
+
+    def __str__(self):  # SciPy drops the first line (the signature) of what this gives
+        return "\n" + self.doc
+
+
+@contextmanager
+def _scipy_docstrings_left_as_they_are():
+    """While the block runs, importing scipy.stats leaves its functions' docstrings as they are.
+
+    SciPy 1.17 parses the numpydoc docstring of every function decorated with its array-API note, axis/nan-policy
+    or deprecation wrappers as it imports them (``FunctionDoc``, ~600 docstrings for scipy.stats) to add a note
+    or a parameter to it: about half of scipy.stats' import, ~0.5 CPU-s of every analysis job, for text no job
+    reads.  Here those decorators get :class:`_DocLeftAsIs` instead (their functions, signatures and capability
+    tables are SciPy's; only their ``__doc__`` lacks the added notes).  Nothing is changed where scipy.stats
+    is imported already or where SciPy has no ``scipy._lib._docscrape.FunctionDoc``; the parser is put back
+    after the block.
+    """
+    try:
+        if "scipy.stats" in sys.modules:
+            raise ImportError("imported already")
+        from scipy._lib import _docscrape
+
+        parser = _docscrape.FunctionDoc
+    except (ImportError, AttributeError):
+        yield
+        return
+
+    def holders():
+        return [m for name, m in list(sys.modules.items()) if name.startswith("scipy") and m is not None]
+
+    patched = [m for m in holders() if getattr(m, "FunctionDoc", None) is parser]
+    for m in patched:
+        m.FunctionDoc = _DocLeftAsIs
+    try:
+        yield
+    finally:
+        for m in holders():
+            if getattr(m, "FunctionDoc", None) is _DocLeftAsIs:
+                m.FunctionDoc = parser
+
+
 def analyze_study(study, inputs, out, info, coords, logs, claim_keys=(), section=None, analysis=None):
     """Workflow stage ``analysis``: a study's analysis in one process, each step into its own log.
 
@@ -362,7 +416,9 @@ def analyze_study(study, inputs, out, info, coords, logs, claim_keys=(), section
         log.info("aggregated %d results", len(df))
     with job_log(logs["stats"]) as log:
         from . import studies
-        from .stats import run_study_stats
+
+        with _scipy_docstrings_left_as_they_are():  # ~0.5 CPU-s of SciPy's import (issue 39)
+            from .stats import run_study_stats
 
         section = section or studies.section(info["kind"])
         paired = run_study_stats(out["results"], analysis, out["paired"], out["friedman"],
