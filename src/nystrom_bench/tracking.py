@@ -159,6 +159,8 @@ def _retry(fn, what, attempts=8):
     for i in range(attempts):
         try:
             return fn()
+        except tracking_sqlite.Unsupported:  # never transient, whatever its text names
+            raise
         except Exception as exc:  # noqa: BLE001 - retried, then re-raised
             msg = str(exc).lower()
             if not any(t in msg for t in _TRANSIENT) or i == attempts - 1:
