@@ -130,3 +130,34 @@ def test_reading_the_study_kinds_imports_no_learner_stack():
             "print(sorted(m for m in ('sklearn', 'scipy.stats', 'matplotlib', 'mlflow') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_a_kind_is_got_with_its_own_package_and_every_method_of_its_family():
+    """``studies.get(kind)`` imports that kind's package (and what it imports), not every kind's (issue 39: a run
+    job's start-up); the kind's method family must then hold every method it holds after all kinds are imported.
+    One process, the kinds in turn: a family whose methods another package registers shows up as methods the full
+    discovery adds."""
+    import json
+    import subprocess
+    import sys
+
+    code = """if True:
+        import json, sys
+        from nystrom_bench import methods, studies
+        kinds = [p.name for p in __import__('pkgutil').iter_modules(studies.__path__)]
+        seen = {}
+        for kind in kinds:
+            before = {m for m in sys.modules if m.startswith('nystrom_bench.studies.') and m.count('.') == 2}
+            study = studies.get(kind)
+            after = {m for m in sys.modules if m.startswith('nystrom_bench.studies.') and m.count('.') == 2}
+            seen[kind] = [study.family, sorted(methods.names(study.family)), sorted(after - before)]
+        studies.available()
+        print(json.dumps({k: [f, got, sorted(methods.names(f)), new] for k, (f, got, new) in seen.items()}))
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert set(seen) == set(studies.available())
+    for kind, (family, got, every, new) in seen.items():
+        assert got == every, (kind, family)
+        assert f"nystrom_bench.studies.{kind}" in new or kind == "krr", (kind, new)  # krc imports krr before it
+        assert len(new) <= 2, (kind, new)  # its own package, and at most the one it builds on
