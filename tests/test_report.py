@@ -314,7 +314,8 @@ def _grid_figure(plt, title_y=None):
 
 def test_finish_figure_draws_the_pixels_of_tight_layout_then_save_png(tmp_path):
     """finish_figure measures each axis once per state and pins log panels' titles: the same pixels as matplotlib's
-    own tight layout and draw, with and without ``rect`` and a tight box, and no measuring left patched in."""
+    own tight layout at the save dpi and draw, with and without ``rect`` and a tight box, and no measuring left
+    patched in."""
     import numpy as np
     from PIL import Image
 
@@ -325,6 +326,8 @@ def test_finish_figure_draws_the_pixels_of_tight_layout_then_save_png(tmp_path):
         assert not any(name in vars(obj) for ax in fig.axes for obj in (ax, ax.xaxis, ax.yaxis)
                        for name in ("get_tightbbox", "_update_ticks", "_get_ticklabel_bboxes"))
         ref = _grid_figure(plt)
+        if "bbox_inches" not in kw:
+            ref.set_dpi(110)  # laid out at the dpi it is drawn at (a tight box: savefig measures at its dpi)
         ref.tight_layout(rect=kw.get("rect"))
         report.save_png(ref, tmp_path / "ref.png", dpi=110, **{k: v for k, v in kw.items() if k != "rect"})
         plt.close(ref)
