@@ -348,3 +348,46 @@ def test_the_shared_exact_block_gives_spectrum_subsample_errors():
     idx = spectrum.subsample(200, 120, 0)
     got, want = block_errors(exact_block(X, kern, idx), F), spectrum.subsample_errors(X, kern, F, idx)
     assert got == pytest.approx(want, rel=1e-8)
+
+
+@pytest.mark.parametrize("kind", ["indices", "points"])
+@pytest.mark.parametrize("targets", [1, 3])
+def test_shared_lla_fit_has_krr_bits(kind, targets):
+    """The row's KRR fitted on the operator of its factor (SharedLLA: C not evaluated again) predicts what
+    learners.KRR(mode="lla", fit_intercept=False) on the same landmarks predicts, bit for bit, and is the
+    textbook LLA solution (V^T V + alpha I) w = V^T y with V = C W^+^(1/2)."""
+    from nystrom_bench import approx, learners
+    from nystrom_bench.studies.samplers.methods import SharedLLA
+
+    rng = np.random.default_rng(3)
+    X, Xt = rng.normal(size=(120, 4)), rng.normal(size=(40, 4))
+    y = rng.normal(size=120) if targets == 1 else rng.normal(size=(120, targets))
+    kern = kernels.make("gaussian", gamma=0.3)
+    L = np.sort(rng.choice(120, 15, replace=False)) if kind == "indices" else rng.normal(size=(15, 4))
+    op = approx.build("nystrom", X, kernels.counting(kern), landmarks=L)
+    assert SharedLLA.applies(op, kern, X)
+    shared = SharedLLA.fit(op, kern, 0.1, y).predict(Xt)
+    krr = learners.KRR(kernel="gaussian", gamma=0.3, alpha=0.1, approximation="nystrom", mode="lla", landmarks=L,
+                       fit_intercept=False).fit(X, y).predict(Xt)
+    assert shared.shape == krr.shape and shared.tobytes() == krr.tobytes()
+    Z = X[L] if kind == "indices" else L
+    w, U = np.linalg.eigh(kern(Z, Z))
+    T = U[:, w > 1e-10 * w[-1]] / np.sqrt(w[w > 1e-10 * w[-1]])
+    V = kern(X, Z) @ T
+    coef = np.linalg.solve(V.T @ V + 0.1 * np.eye(V.shape[1]), V.T @ y)
+    np.testing.assert_allclose(shared, kern(Xt, Z) @ T @ coef, rtol=1e-7, atol=1e-9)
+
+
+def test_shared_lla_declines_what_krr_fits_itself():
+    from nystrom_bench import approx
+    from nystrom_bench.studies.samplers.methods import SharedLLA
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    kern = kernels.make("gaussian", gamma=0.5)
+    assert not SharedLLA.applies(None, kern, X)
+    streamed = approx.build("nystrom", X, kern, landmarks=np.arange(5), store_C=False)  # no C held
+    assert not SharedLLA.applies(streamed, kern, X)
+    sketch = approx.build("nystrom", X, kern, landmarks=sampling.Sketch(np.ones((60, 2))))
+    assert not SharedLLA.applies(sketch, kern, X)
+    big = approx.build("nystrom", X, kern, landmarks=np.arange(5))
+    assert not SharedLLA.applies(big, kern, np.vstack([X, X]))  # not the operator's X
