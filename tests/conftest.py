@@ -58,12 +58,23 @@ def config_error():
 
 @pytest.fixture(scope="session")
 def _mlflow_template(tmp_path_factory):
-    """An empty MLflow SQLite store with its tables made, once per test process: creating a store runs
-    MLflow's schema migrations (about 3 s here, 6 s under load), opening a copy takes 0.1 s."""
-    from mlflow.tracking import MlflowClient
+    """An empty MLflow SQLite store with its tables made, once per pytest session: creating a store runs
+    MLflow's schema migrations (about 3 s here, 6 s under load), opening a copy takes 0.1 s.  Under
+    pytest-xdist the first worker to ask makes it in the session's shared temporary directory, under a file
+    lock, and the others copy it (as test_workflow's ``workdir``); it is made aside and moved in when whole."""
+    from filelock import FileLock
 
-    path = tmp_path_factory.mktemp("mlflow-template") / "mlflow.db"
-    MlflowClient(tracking_uri=f"sqlite:///{path}").search_experiments()
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # pytest-of-<user>/pytest-<n>/: the same for every worker of this session
+    path = root / "mlflow-template.db"
+    with FileLock(str(root / "mlflow-template.lock")):
+        if not path.exists():
+            from mlflow.tracking import MlflowClient
+
+            made = tmp_path_factory.mktemp("mlflow-template") / "mlflow.db"
+            MlflowClient(tracking_uri=f"sqlite:///{made}").search_experiments()
+            os.replace(made, path)
     return path
 
 

@@ -134,15 +134,15 @@ def _checked(res, args, check):
     return res
 
 
-def snakemake(workdir, *args, check=True):
-    try:
-        res = subprocess.run([*SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True, env=_env(workdir),
-                             timeout=HANG_GUARD_S)
-    except subprocess.TimeoutExpired as exc:
-        raise AssertionError(f"hang guard: snakemake {args} did not finish within {HANG_GUARD_S} s (killed; a "
-                             f"hang, not slowness: see HANG_GUARD_S)\n{str(exc.stderr or '')[-3000:]}") from None
-    return _checked(res, args, check)
-
+#: the scheduling options of the calls that run jobs.  Snakemake's job-rate limiter (``--max-jobs-per-timespan``,
+#: default 100/1s) starts a timer for a re-evaluation of the ready jobs after every scheduling round that found jobs
+#: waiting, and each timer's round starts another: every job that finishes while others wait adds a timer chain
+#: firing once per timespan, so the tiny run's 40 jobs made ~2,800 rounds (a thread, the ready jobs' params and
+#: resources again each time) and its main process used 10-13 CPU-s.  Once per 10 s: ~140 rounds, 6.6 CPU-s (a
+#: finished job still starts the next round at once; 1000 jobs per 10 s never limits 2 cores); the greedy
+#: scheduler: no ILP solver process (CBC) per round.  The timers are non-daemon threads: a Snakemake process would
+#: wait for the last one at exit, so the calls run in ``snakemake_batch``, which exits at once (``os._exit``).
+SCHEDULING = ["--scheduler", "greedy", "--max-jobs-per-timespan", "1000/10s"]
 
 #: several command lines in one process: ``snakemake.cli.main(args)`` for each in turn (its cwd and ``sys.argv`` as
 #: the command's), its exit code and its stdout and stderr (file descriptors 1 and 2: the logger's too) kept apart
@@ -170,6 +170,8 @@ for cwd, args, out, err in json.loads(sys.argv[1]):
                 os.close(old)
     codes.append(code)
 print(json.dumps(codes))
+sys.stdout.flush()
+os._exit(0)  # now, not once Snakemake's rate-limit timers (non-daemon threads, see SCHEDULING) have run out
 """
 
 
@@ -225,7 +227,7 @@ def workdir(tmp_path_factory):
             pytest.fail(f"the tiny workflow run failed (in another worker):\n{failed.read_text()}")
         if not (root / "wf.done").exists():
             try:
-                snakemake(_tree(wd), "--cores", "2", "--configfile", "tiny.yaml")
+                snakemake_batch([(_tree(wd), ["--cores", "2", "--configfile", "tiny.yaml", *SCHEDULING])], home=wd)
             except BaseException as exc:
                 failed.write_text(str(exc))
                 raise
@@ -499,21 +501,22 @@ def _rerun_calls(workdir, root):
     before = tracking.active_runs("krr", f"sqlite:///{deletion}/mlflow.db")
     calls = {"deletion": [(deletion, ["-n", "--configfile", "tiny.yaml"]),
                           (deletion, ["results/krr/runs/diabetes.csv", "results/krr/runs_logged.json", "--cores", "2",
-                                      "--configfile", "tiny.yaml"])]}
+                                      "--configfile", "tiny.yaml", *SCHEDULING])]}
     # a removed data set, up to the study's MLflow runs: its track_runs job prunes the runs of the removed job (the
     # reports would re-run every study's report and log them again; one report run per study:
     # test_each_study_has_one_report_run...)
     fewer = copy.deepcopy(TINY)
     fewer["studies"]["krr"]["datasets"] = ["diabetes"]
     calls["removing"] = [(removing, ["results/krr/runs_logged.json", "--cores", "2", "--configfile",
-                                     _write(removing, "fewer.yaml", fewer)])]
+                                     _write(removing, "fewer.yaml", fewer), *SCHEDULING])]
     # a killed figures job: its directory gone (killed while writing, before the report) ...
     shutil.rmtree(resume / "results/krr/figures")
     (resume / "reports/krr.pdf").unlink()
     leftover = resume / f"results/krr/.figures.{__import__('socket').gethostname().split('.')[0]}.999999.tmp"
     leftover.mkdir()
     (leftover / "test_mse.png").write_bytes(b"half")  # ... its temporary directory stays behind
-    calls["resume"] = [(resume, ["reports/krr.pdf", "--cores", "2", "--configfile", "tiny.yaml"])]  # figures, report
+    calls["resume"] = [(resume, ["reports/krr.pdf", "--cores", "2", "--configfile", "tiny.yaml",  # figures, report
+                                 *SCHEDULING])]
     return calls, lambda ran: {"deletion": (deletion, ran["deletion"], before),
                                "removing": (removing, ran["removing"], None), "resume": (resume, ran["resume"], leftover)}
 
