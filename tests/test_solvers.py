@@ -129,3 +129,26 @@ def test_gram_dtype_preconditioner_reaches_float64_accuracy():
     np.testing.assert_allclose(mixed["beta"], direct["beta"], rtol=1e-8, atol=1e-8 * np.abs(direct["beta"]).max())
     with pytest.raises(ValueError, match="preconditioner='gram'"):
         nystrom_cg(X, k, Z, y, 0.1, gram_dtype="float32")
+
+
+def test_float32_gram_products_reuse_one_buffer_with_the_same_bits():
+    """``C^T C V`` from a held float32 C: each chunk cast into one reused float64 buffer gives the bits of
+    casting each chunk afresh (the formula before the buffer), over several chunks, a short last one and
+    repeated products, and the dense product to float64 rounding."""
+    from nystrom_bench.solvers import _Gram
+
+    rng = np.random.default_rng(0)
+    X, Z = rng.normal(size=(2500, 5)), rng.normal(size=(700, 5))
+    g = _Gram(X, kernels.make("gaussian", gamma=0.2, dtype="float32"), Z, budget=2**40, block_rows=None)
+    assert g.C.dtype == np.float32
+    rows = (4 * 2**20) // (8 * 700)
+    assert 2500 % rows and 2500 > 2 * rows  # several chunks, the last one short
+    for V in (rng.normal(size=(700, 1)), rng.normal(size=(700, 3)), rng.normal(size=(700, 1))):
+        expected = np.zeros(V.shape)
+        for i in range(0, 2500, rows):
+            Cb = g.C[i:i + rows].astype(np.float64)
+            expected += Cb.T @ (Cb @ V)
+        got = g.gram_mv(V)
+        assert got.tobytes() == expected.tobytes()
+        C64 = g.C.astype(np.float64)
+        np.testing.assert_allclose(got, C64.T @ (C64 @ V), rtol=1e-10, atol=1e-10)

@@ -87,6 +87,7 @@ class _Gram:
         self.kernel = kernel
         self.C = kernel(X, Z) if kernel.dtype.itemsize * n * m <= budget else None
         self.mean = None  #: column means of C when the system is centred
+        self._chunk = None  #: gram_mv's float64 buffer for a float32 C's chunks
 
     def matvec_t(self, Y):
         """``C^T Y`` (uncentred)."""
@@ -99,8 +100,11 @@ class _Gram:
         elif self.C is not None:  # float32 C: each 4 MiB chunk cast to float64 once for both products
             out = np.zeros(V.shape)
             rows = max(1, (4 * 2**20) // (8 * self.C.shape[1]))
+            if self._chunk is None:  # one float64 buffer for every chunk of every product: no fresh pages per
+                self._chunk = np.empty((min(rows, len(self.C)), self.C.shape[1]))  # chunk (the same values)
             for i in range(0, len(self.C), rows):
-                Cb = self.C[i:i + rows].astype(np.float64)
+                Cb = self._chunk[: min(rows, len(self.C) - i)]
+                np.copyto(Cb, self.C[i:i + rows])
                 out += Cb.T @ (Cb @ V)
         else:
             out = self.kernel.gram_mv(self.X, self.Z, V, fused=self.fused)
