@@ -200,6 +200,17 @@ def _key(v):
     return str(v)
 
 
+def _keys(values):
+    """``values.map(_key)`` (a Series), each distinct value converted once: a study's table holds a few distinct
+    methods or coord values in thousands of rows (the samplers study's ranking mapped 0.5 million cells)."""
+    if (not len(values) or isinstance(values.dtype, pd.CategoricalDtype)
+            or (values.dtype == object and values.isna().any())):  # map's own answer there (dtype, None kept)
+        return values.map(_key)
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    text = [_key(u) for u in uniques]
+    return pd.Series([text[c] for c in codes], index=values.index, name=values.name)
+
+
 def rank_record(df, metric, lower, column, contenders, block_cols=("dataset", "kernel", "seed"), coords=()):
     """Rank ``contenders`` (``[(name, role value)]``, values of ``column``) on ``metric``: the fields
     ``contenders``, ``ranks``, ``groups``, ``n_groups``, ``n_datasets``, ``n_cells``, ``friedman``, ``cd``,
@@ -211,7 +222,7 @@ def rank_record(df, metric, lower, column, contenders, block_cols=("dataset", "k
         return None
     values = {str(n): v for n, v in contenders}
     sub = df[df[metric].notna()]
-    sub = sub.assign(**{column: sub[column].map(_key)})
+    sub = sub.assign(**{column: _keys(sub[column])})
     sub = sub[sub[column].isin(values)]
     blocks = [b for b in dict.fromkeys([*block_cols, *(["method"] if column != "method" else [])])
               if b in sub and b != column]
@@ -316,7 +327,7 @@ def smallest_budget(df, info, metric, coord, tolerance=MIN_EFFECT, block_cols=No
     steps, parts = [], []
     for v in values[:-1]:
         pair = sub[sub[coord].isin([v, largest])]
-        wide = stats.pivot_pairs(pair.assign(**{coord: pair[coord].map(_key)}), metric, coord, cells)
+        wide = stats.pivot_pairs(pair.assign(**{coord: _keys(pair[coord])}), metric, coord, cells)
         a, b = _key(v), _key(largest)
         if a not in wide or b not in wide or not len(wide):
             continue
@@ -422,7 +433,7 @@ def study_answers(df, info, coord_roles=None, questions=None):
 def _yardstick(df, column, name, metric):
     if metric not in df or column not in df:
         return False
-    v = df.loc[df[column].map(_key) == str(name), metric].dropna()
+    v = df.loc[_keys(df[column]) == str(name), metric].dropna()
     return bool(len(v)) and bool((v == 0).all())
 
 
@@ -495,7 +506,7 @@ def unit_gains(df, metric, column, reference, contenders, units, cells, by=None)
     ``{contender: Series indexed by unit}`` (negative = lower than the reference).  ``by`` (a coord): the
     medians per value of that coord over every unit's cells instead (``{contender: Series indexed by it}``)."""
     sub = df[df[metric].notna()]
-    sub = sub.assign(**{column: sub[column].map(_key)})
+    sub = sub.assign(**{column: _keys(sub[column])})
     out = {}
     for name in contenders:  # each pair on its own complete cells (a contender skipped somewhere costs only its own)
         wide = stats.pivot_pairs(sub[sub[column].isin([reference, name])], metric, column, cells)
