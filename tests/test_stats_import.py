@@ -54,3 +54,16 @@ def test_nothing_changes_where_scipy_stats_is_imported_already():
     with jobs._scipy_docstrings_left_as_they_are():
         assert _docscrape.FunctionDoc is parser
     assert _docscrape.FunctionDoc is parser
+
+
+def test_the_installed_scipy_is_the_release_the_patch_was_verified_with():
+    """Where SciPy moves to another release the analysis job imports scipy.stats as it is (slower, never wrong);
+    this test says so, so that whoever upgrades re-checks the decorators and moves the pin."""
+    import scipy
+
+    from nystrom_bench import jobs
+
+    assert scipy.__version__.startswith(jobs.SCIPY_DOCSTRINGS_VERIFIED), (
+        f"SciPy {scipy.__version__} is not {jobs.SCIPY_DOCSTRINGS_VERIFIED}x: check that scipy.stats' import-time "
+        "docstring decorators still only index, append to and print a FunctionDoc, then move "
+        "jobs.SCIPY_DOCSTRINGS_VERIFIED")

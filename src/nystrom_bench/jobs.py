@@ -349,6 +349,11 @@ class _DocLeftAsIs(dict):
         return "\n" + self.doc
 
 
+#: the SciPy release whose import-time docstring decorators :func:`_scipy_docstrings_left_as_they_are` was verified
+#: with (tests/test_stats_import.py): any other SciPy imports scipy.stats as it is
+SCIPY_DOCSTRINGS_VERIFIED = "1.17."
+
+
 @contextmanager
 def _scipy_docstrings_left_as_they_are():
     """While the block runs, importing scipy.stats leaves its functions' docstrings as they are.
@@ -358,12 +363,16 @@ def _scipy_docstrings_left_as_they_are():
     or a parameter to it: about half of scipy.stats' import, ~0.5 CPU-s of every analysis job, for text no job
     reads.  Here those decorators get :class:`_DocLeftAsIs` instead (their functions, signatures and capability
     tables are SciPy's; only their ``__doc__`` lacks the added notes).  Nothing is changed where scipy.stats
-    is imported already or where SciPy has no ``scipy._lib._docscrape.FunctionDoc``; the parser is put back
-    after the block.
+    is imported already, where SciPy is not the release it was verified with (:data:`SCIPY_DOCSTRINGS_VERIFIED`)
+    or has no ``scipy._lib._docscrape.FunctionDoc``; the parser is put back after the block.
     """
     try:
         if "scipy.stats" in sys.modules:
             raise ImportError("imported already")
+        import scipy
+
+        if not scipy.__version__.startswith(SCIPY_DOCSTRINGS_VERIFIED):
+            raise ImportError(f"SciPy {scipy.__version__}: not verified")  # its decorators may read more of a doc
         from scipy._lib import _docscrape
 
         parser = _docscrape.FunctionDoc
