@@ -230,26 +230,6 @@ def run_study_job(study, job_cfg, data_paths, split_paths, out_csv, tracking_uri
     return df
 
 
-def _declared_kind(name):
-    """The study kind ``name`` for a job that reads only its declarations (coords, metrics, title, ...):
-    its own module ``studies/<name>/study.py`` imported, not every kind's package as
-    :func:`nystrom_bench.studies.get` does (about 0.9 CPU-s of a ``track_runs`` job, issue 39); any other
-    layout through :func:`~nystrom_bench.studies.get`."""
-    import importlib
-
-    from . import studies
-
-    try:
-        module = importlib.import_module(f"{studies.__name__}.{name}.study")
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith(f"{studies.__name__}.{name}"):
-            raise
-        return studies.get(name)
-    found = [c for c in vars(module).values()
-             if isinstance(c, type) and issubclass(c, studies.Study) and c.__dict__.get("name") == name]
-    return found[0]() if len(found) == 1 else studies.get(name)
-
-
 def track_study_runs(study, inputs, job_keys, tracking_uri, block, log=None, data_dir="resources/data"):
     """Workflow stage ``track_runs``: log a study's result files to MLflow and drop the runs of jobs no
     longer in the study.
@@ -262,11 +242,11 @@ def track_study_runs(study, inputs, job_keys, tracking_uri, block, log=None, dat
     ``tracking_seconds`` (all MLflow work).  Returns ``{job key: [run ids logged]}`` (empty for a job
     logged already).
     """
-    from . import data, provenance, results, tracking
+    from . import data, provenance, results, studies, tracking
 
     t0 = time.perf_counter()
     pruned = tracking.prune(study, set(job_keys), tracking_uri=tracking_uri)
-    kind = _declared_kind(block.get("kind", study))
+    kind = studies.get(block.get("kind", study))  # its own package only
     coords = list(kind.coords)
     jobs = plan(block)
     title = block.get("title") or kind.title
