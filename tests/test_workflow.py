@@ -134,15 +134,6 @@ def _checked(res, args, check):
     return res
 
 
-#: the scheduling options of the calls that run jobs.  Snakemake's job-rate limiter (``--max-jobs-per-timespan``,
-#: default 100/1s) starts a timer for a re-evaluation of the ready jobs after every scheduling round that found jobs
-#: waiting, and each timer's round starts another: every job that finishes while others wait adds a timer chain
-#: firing once per timespan, so the tiny run's 40 jobs made ~2,800 rounds (a thread, the ready jobs' params and
-#: resources again each time) and its main process used 10-13 CPU-s.  Once per 10 s: ~140 rounds, 6.6 CPU-s (a
-#: finished job still starts the next round at once; 1000 jobs per 10 s never limits 2 cores); the greedy
-#: scheduler: no ILP solver process (CBC) per round.  The timers are non-daemon threads: a Snakemake process would
-#: wait for the last one at exit, so the calls run in ``snakemake_batch``, which exits at once (``os._exit``).
-SCHEDULING = ["--scheduler", "greedy", "--max-jobs-per-timespan", "1000/10s"]
 
 #: several command lines in one process: ``snakemake.cli.main(args)`` for each in turn (its cwd and ``sys.argv`` as
 #: the command's), its exit code and its stdout and stderr (file descriptors 1 and 2: the logger's too) kept apart
@@ -171,7 +162,7 @@ for cwd, args, out, err in json.loads(sys.argv[1]):
     codes.append(code)
 print(json.dumps(codes))
 sys.stdout.flush()
-os._exit(0)  # now, not once Snakemake's rate-limit timers (non-daemon threads, see SCHEDULING) have run out
+os._exit(0)  # now, not once Snakemake's rate-limit timers have run out (non-daemon threads: profiles/default)
 """
 
 
@@ -208,6 +199,9 @@ def _tree(wd):
     shutil.copy(ROOT / "environment.yml", wd)
     shutil.copytree(ROOT / "workflow", wd / "workflow")
     shutil.copytree(ROOT / "config", wd / "config")
+    # the workflow's own Snakemake settings, as every user's run reads them (the scheduler's rate-limit passes: the
+    # tiny run's main process 10-13 -> ~7 CPU-s); its timers' wait at exit is skipped by snakemake_batch
+    shutil.copytree(ROOT / "profiles" / "default", wd / "profiles" / "default")
     (wd / "tiny.yaml").write_text(yaml.safe_dump(TINY))
     return wd
 
@@ -227,7 +221,7 @@ def workdir(tmp_path_factory):
             pytest.fail(f"the tiny workflow run failed (in another worker):\n{failed.read_text()}")
         if not (root / "wf.done").exists():
             try:
-                snakemake_batch([(_tree(wd), ["--cores", "2", "--configfile", "tiny.yaml", *SCHEDULING])], home=wd)
+                snakemake_batch([(_tree(wd), ["--cores", "2", "--configfile", "tiny.yaml"])], home=wd)
             except BaseException as exc:
                 failed.write_text(str(exc))
                 raise
@@ -501,22 +495,21 @@ def _rerun_calls(workdir, root):
     before = tracking.active_runs("krr", f"sqlite:///{deletion}/mlflow.db")
     calls = {"deletion": [(deletion, ["-n", "--configfile", "tiny.yaml"]),
                           (deletion, ["results/krr/runs/diabetes.csv", "results/krr/runs_logged.json", "--cores", "2",
-                                      "--configfile", "tiny.yaml", *SCHEDULING])]}
+                                      "--configfile", "tiny.yaml"])]}
     # a removed data set, up to the study's MLflow runs: its track_runs job prunes the runs of the removed job (the
     # reports would re-run every study's report and log them again; one report run per study:
     # test_each_study_has_one_report_run...)
     fewer = copy.deepcopy(TINY)
     fewer["studies"]["krr"]["datasets"] = ["diabetes"]
     calls["removing"] = [(removing, ["results/krr/runs_logged.json", "--cores", "2", "--configfile",
-                                     _write(removing, "fewer.yaml", fewer), *SCHEDULING])]
+                                     _write(removing, "fewer.yaml", fewer)])]
     # a killed figures job: its directory gone (killed while writing, before the report) ...
     shutil.rmtree(resume / "results/krr/figures")
     (resume / "reports/krr.pdf").unlink()
     leftover = resume / f"results/krr/.figures.{__import__('socket').gethostname().split('.')[0]}.999999.tmp"
     leftover.mkdir()
     (leftover / "test_mse.png").write_bytes(b"half")  # ... its temporary directory stays behind
-    calls["resume"] = [(resume, ["reports/krr.pdf", "--cores", "2", "--configfile", "tiny.yaml",  # figures, report
-                                 *SCHEDULING])]
+    calls["resume"] = [(resume, ["reports/krr.pdf", "--cores", "2", "--configfile", "tiny.yaml"])]  # figures, report
     return calls, lambda ran: {"deletion": (deletion, ran["deletion"], before),
                                "removing": (removing, ran["removing"], None), "resume": (resume, ran["resume"], leftover)}
 
