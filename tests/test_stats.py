@@ -32,9 +32,10 @@ def test_signed_rank_null_matches_scipy_exact_and_enumeration(rng):
 
 def test_wilcoxon_is_scipys_to_the_bit():
     """Small tied samples are counted (SciPy 1.15+ permutes them, 2**n Python calls), the rest go to SciPy: the
-    same p-value and statistic either way, bit for bit, with ties, scaled values and the n <= 13 edge."""
+    same p-value and statistic either way, bit for bit, with ties, scaled values and the n <= 13 edge (SciPy's
+    permutations of n = 12 took 1.5 CPU-s: n = 9 and 13 bracket it)."""
     rng = np.random.default_rng(5)
-    for n in (2, 3, 4, 6, 9, 12, 13, 14, 30, 60):
+    for n in (2, 3, 4, 6, 9, 13, 14, 30, 60):
         for k in range(4 if n > 9 else 8):
             d = rng.integers(-5, 6, size=n).astype(float) * (0.1, 1.0, 3.7, 1e-7)[k % 4]
             d[d == 0] = 0.5 if k % 2 else -2.0  # no zeros (compare_pair drops them): ties

@@ -1,4 +1,4 @@
-"""jobs._scipy_docstrings_left_as_they_are: the analysis job imports scipy.stats without SciPy's docstring
+"""jobs.scipy_docstrings_left_as_they_are: the analysis job imports scipy.stats without SciPy's docstring
 parsing, and with the same functions, answers and parser afterwards."""
 
 import json
@@ -10,7 +10,7 @@ import json, sys
 import numpy as np
 from nystrom_bench import jobs
 if sys.argv[1] == "patched":
-    with jobs._scipy_docstrings_left_as_they_are():
+    with jobs.scipy_docstrings_left_as_they_are():
         import scipy.stats as sps
 else:
     import scipy.stats as sps
@@ -51,7 +51,7 @@ def test_nothing_changes_where_scipy_stats_is_imported_already():
     from nystrom_bench import jobs
 
     parser = _docscrape.FunctionDoc
-    with jobs._scipy_docstrings_left_as_they_are():
+    with jobs.scipy_docstrings_left_as_they_are():
         assert _docscrape.FunctionDoc is parser
     assert _docscrape.FunctionDoc is parser
 

@@ -19,7 +19,7 @@ import numpy as np
 
 __all__ = ["plan", "job_config", "job_resources", "job_log", "obtain_dataset", "save_splits", "load_splits",
            "run_study_job", "aggregate_study", "track_study_runs", "analyze_study", "study_claims", "claim_key",
-           "gather_claims", "analysis_info", "claims_ledger"]
+           "gather_claims", "analysis_info", "claims_ledger", "scipy_docstrings_left_as_they_are"]
 
 #: the id of a block's one run job with ``split_jobs: block`` (its result file ``results/<study>/runs/all.csv``)
 BLOCK_JOB = "all"
@@ -313,7 +313,7 @@ def claim_key(claim):
 
 class _DocLeftAsIs(dict):
     """A stand-in for SciPy's numpydoc parser (``scipy._lib._docscrape.FunctionDoc``) while scipy.stats is
-    imported (:func:`_scipy_docstrings_left_as_they_are`): the function's docstring as it is, each section an empty
+    imported (:func:`scipy_docstrings_left_as_they_are`): the function's docstring as it is, each section an empty
     list to append to, which SciPy's decorators do and then write the whole back as the docstring."""
 
     def __init__(self, func, *args, **kwargs):
@@ -329,13 +329,13 @@ class _DocLeftAsIs(dict):
         return "\n" + self.doc
 
 
-#: the SciPy release whose import-time docstring decorators :func:`_scipy_docstrings_left_as_they_are` was verified
+#: the SciPy release whose import-time docstring decorators :func:`scipy_docstrings_left_as_they_are` was verified
 #: with (tests/test_stats_import.py): any other SciPy imports scipy.stats as it is
 SCIPY_DOCSTRINGS_VERIFIED = "1.17."
 
 
 @contextmanager
-def _scipy_docstrings_left_as_they_are():
+def scipy_docstrings_left_as_they_are():
     """While the block runs, importing scipy.stats leaves its functions' docstrings as they are.
 
     SciPy 1.17 parses the numpydoc docstring of every function decorated with its array-API note, axis/nan-policy
@@ -344,7 +344,9 @@ def _scipy_docstrings_left_as_they_are():
     reads.  Here those decorators get :class:`_DocLeftAsIs` instead (their functions, signatures and capability
     tables are SciPy's; only their ``__doc__`` lacks the added notes).  Nothing is changed where scipy.stats
     is imported already, where SciPy is not the release it was verified with (:data:`SCIPY_DOCSTRINGS_VERIFIED`)
-    or has no ``scipy._lib._docscrape.FunctionDoc``; the parser is put back after the block.
+    or has no ``scipy._lib._docscrape.FunctionDoc``; the parser is put back after the block.  For the
+    workflow's own job processes (the analysis and summary jobs): the library never applies it, so a user's
+    scipy.stats keeps its notes.
     """
     try:
         if "scipy.stats" in sys.modules:
@@ -406,7 +408,7 @@ def analyze_study(study, inputs, out, info, coords, logs, claim_keys=(), section
     with job_log(logs["stats"]) as log:
         from . import studies
 
-        with _scipy_docstrings_left_as_they_are():  # ~0.5 CPU-s of SciPy's import (issue 39)
+        with scipy_docstrings_left_as_they_are():  # ~0.5 CPU-s of SciPy's import (issue 39)
             from .stats import run_study_stats
 
         section = section or studies.section(info["kind"])
