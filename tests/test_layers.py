@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1] / "src" / "nystrom_bench"
 
 LAYERS = [
     {"atomic", "seeding", "provenance", "profiling", "_names", "_cli", "fastexp", "_fastexp_numba", "papers",
+     "_tracking_records",  # the records the MLflow-free tracking clients hand tracking (Metric, Param, Obj, Page)
      "pdftable"},  # pdftable: fpdf2 tables drawn fast (report and findings use it)
     {"kernels", "data", "results", "lowrank"},
     {"sampling", "criteria", "solvers", "integration"},

@@ -27,6 +27,8 @@ import re
 import time
 from pathlib import Path
 
+from ._tracking_records import Metric, Obj, Page, Param
+
 __all__ = ["RestClient", "REST_ENV", "use_rest"]
 
 log = logging.getLogger("nystrom_bench.tracking")
@@ -47,27 +49,16 @@ class _RestError(Exception):
         self.status, self.code = status, code
 
 
-class _Obj:
-    """Attribute access to a REST answer, shaped like MLflow's entities where this module reads them."""
-
-    def __init__(self, **kw):
-        self.__dict__.update(kw)
-
-
 def _kv(items):
     return {t["key"]: t.get("value", "") for t in items or []}
 
 
 def _run_obj(run):
     info, data = run.get("info", {}), run.get("data", {})
-    return _Obj(info=_Obj(run_id=info.get("run_id") or info.get("run_uuid"), artifact_uri=info.get("artifact_uri"),
-                          experiment_id=info.get("experiment_id"), status=info.get("status")),
-                data=_Obj(tags=_kv(data.get("tags")), params=_kv(data.get("params")),
-                          metrics={m["key"]: m.get("value") for m in data.get("metrics", [])}))
-
-
-class _Page(list):
-    token = None
+    return Obj(info=Obj(run_id=info.get("run_id") or info.get("run_uuid"), artifact_uri=info.get("artifact_uri"),
+                        experiment_id=info.get("experiment_id"), status=info.get("status")),
+               data=Obj(tags=_kv(data.get("tags")), params=_kv(data.get("params")),
+                        metrics={m["key"]: m.get("value") for m in data.get("metrics", [])}))
 
 
 class RestClient:
@@ -156,8 +147,8 @@ class RestClient:
 
     @staticmethod
     def _experiment(exp):
-        return _Obj(experiment_id=exp["experiment_id"], name=exp.get("name"), tags=_kv(exp.get("tags")),
-                    lifecycle_stage=exp.get("lifecycle_stage", "active"))
+        return Obj(experiment_id=exp["experiment_id"], name=exp.get("name"), tags=_kv(exp.get("tags")),
+                   lifecycle_stage=exp.get("lifecycle_stage", "active"))
 
     def get_experiment(self, experiment_id):
         return self._experiment(self._call("GET", "experiments/get", params={"experiment_id": experiment_id})["experiment"])
@@ -179,7 +170,7 @@ class RestClient:
         body = {"experiment_ids": list(experiment_ids), "filter": filter_string, "run_view_type": "ACTIVE_ONLY",
                 "max_results": max_results, **({"page_token": page_token} if page_token else {})}
         out = self._call("POST", "runs/search", body)
-        page = _Page(_run_obj(r) for r in out.get("runs", []))
+        page = Page(_run_obj(r) for r in out.get("runs", []))
         page.token = out.get("next_page_token") or None
         return page
 
@@ -217,8 +208,8 @@ class RestClient:
             page = self._call("GET", "metrics/get-history", params={"run_id": run_id, "metric_key": key,
                                                                    "max_results": 25000,
                                                                    **({"page_token": token} if token else {})})
-            out += [_Obj(key=m["key"], value=m.get("value"), step=int(m.get("step", 0)),
-                         timestamp=m.get("timestamp")) for m in page.get("metrics", [])]
+            out += [Obj(key=m["key"], value=m.get("value"), step=int(m.get("step", 0)),
+                        timestamp=m.get("timestamp")) for m in page.get("metrics", [])]
             token = page.get("next_page_token")
             if not token:
                 return out
@@ -240,18 +231,4 @@ class RestClient:
             self._call("PUT", f"{rel}/{Path(local_path).name}", data=fh.read(), api="/api/2.0/mlflow-artifacts/artifacts/")
 
 
-class _Metric:
-    __slots__ = ("key", "value", "timestamp", "step")
-
-    def __init__(self, key, value, timestamp, step):
-        self.key, self.value, self.timestamp, self.step = key, value, timestamp, step
-
-
-class _Param:
-    __slots__ = ("key", "value")
-
-    def __init__(self, key, value):
-        self.key, self.value = key, value
-
-
-RestClient.Metric, RestClient.Param = _Metric, _Param
+RestClient.Metric, RestClient.Param = Metric, Param

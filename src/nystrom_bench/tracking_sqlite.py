@@ -72,6 +72,8 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from ._tracking_records import Metric, Obj, Page, Param
+
 __all__ = ["SqliteClient", "Unsupported", "connect", "enabled", "mlflow_version", "MLFLOW_REVISION",
            "MLFLOW_VERSIONS", "SQLITE_ENV"]
 
@@ -171,29 +173,6 @@ def connect(db, uri, write=True):
     return SqliteClient(con, uri)
 
 
-class _Obj:
-    def __init__(self, **kw):
-        self.__dict__.update(kw)
-
-
-class _Page(list):
-    token = None
-
-
-class _Metric:
-    __slots__ = ("key", "value", "timestamp", "step")
-
-    def __init__(self, key, value, timestamp, step):
-        self.key, self.value, self.timestamp, self.step = key, value, timestamp, step
-
-
-class _Param:
-    __slots__ = ("key", "value")
-
-    def __init__(self, key, value):
-        self.key, self.value = key, value
-
-
 def _invalid(what):
     return ValueError(f"{what} (MLflow would refuse it; nystrom_bench.tracking_sqlite replicates its checks)")
 
@@ -260,7 +239,7 @@ class SqliteClient:
     what its calls take.  :meth:`write_runs` is :func:`nystrom_bench.tracking_bulk.write_runs`'s bulk
     write of a job's configuration runs."""
 
-    Metric, Param = _Metric, _Param
+    Metric, Param = Metric, Param  # the records log_batch takes (_tracking_records, as RestClient's)
 
     def __init__(self, con, uri):
         self.con, self.tracking_uri = con, uri
@@ -287,9 +266,9 @@ class SqliteClient:
     @staticmethod
     def dataset_input(name, info):
         """``tracking._dataset_input``'s MLflow dataset input (name, digest, source), for this client."""
-        ds = _Obj(name=name, digest=str(info.get("digest", ""))[:36], source_type=str(info.get("source_type", "local")),
-                  source=str(info.get("source", name)), schema=info.get("schema"), profile=info.get("profile"))
-        return _Obj(dataset=ds, tags=[_Obj(key="mlflow.data.context", value=str(info.get("context", "train")))])
+        ds = Obj(name=name, digest=str(info.get("digest", ""))[:36], source_type=str(info.get("source_type", "local")),
+                 source=str(info.get("source", name)), schema=info.get("schema"), profile=info.get("profile"))
+        return Obj(dataset=ds, tags=[Obj(key="mlflow.data.context", value=str(info.get("context", "train")))])
 
     def _check_name(self, name, what):
         if name in self._names:
@@ -373,7 +352,7 @@ class SqliteClient:
         if row is None:
             return None
         tags = dict(self.con.execute("SELECT key, value FROM experiment_tags WHERE experiment_id = ?", (row[0],)))
-        return _Obj(experiment_id=str(row[0]), name=row[1], artifact_location=row[2], lifecycle_stage=row[3], tags=tags)
+        return Obj(experiment_id=str(row[0]), name=row[1], artifact_location=row[2], lifecycle_stage=row[3], tags=tags)
 
     def get_experiment_by_name(self, name):
         return self._experiment_row("name = ?", name)
@@ -449,13 +428,13 @@ class SqliteClient:
         if page_token:
             raise Unsupported("paged search")
         sql, args = self._where(experiment_ids, filter_string)
-        runs, by_id = _Page(), {}
+        runs, by_id = Page(), {}
         for rid, name, exp, status, start, end, stage, art, user in self.con.execute(
                 "SELECT run_uuid, name, experiment_id, status, start_time, end_time, lifecycle_stage, artifact_uri, "
                 f"user_id FROM runs r WHERE {sql} ORDER BY start_time DESC, run_uuid", args):
-            run = _Obj(info=_Obj(run_id=rid, run_uuid=rid, run_name=name, experiment_id=str(exp), status=status,
-                                 start_time=start, end_time=end, lifecycle_stage=stage, artifact_uri=art, user_id=user),
-                       data=_RunData(self.con, rid))
+            run = Obj(info=Obj(run_id=rid, run_uuid=rid, run_name=name, experiment_id=str(exp), status=status,
+                               start_time=start, end_time=end, lifecycle_stage=stage, artifact_uri=art, user_id=user),
+                      data=_RunData(self.con, rid))
             runs.append(run)
             by_id[rid] = run
         if by_id:
@@ -533,8 +512,8 @@ class SqliteClient:
         rid, run, tag_rows = self._run_rows(exp, run_name, tags, start_time or int(time.time() * 1000), "RUNNING", None)
         self.con.execute(self._INSERT_RUN, run)
         self.con.executemany(self._INSERT_TAG, tag_rows)
-        return _Obj(info=_Obj(run_id=rid, run_uuid=rid, run_name=run[1], artifact_uri=run[11],
-                              experiment_id=str(run[12]), status="RUNNING"), data=_Obj(tags={k: v for k, v, _ in tag_rows}))
+        return Obj(info=Obj(run_id=rid, run_uuid=rid, run_name=run[1], artifact_uri=run[11],
+                            experiment_id=str(run[12]), status="RUNNING"), data=Obj(tags={k: v for k, v, _ in tag_rows}))
 
     @_savepoint
     def log_batch(self, run_id, metrics=(), params=(), tags=()):
