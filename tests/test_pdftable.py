@@ -116,6 +116,8 @@ def test_line_breaks_are_fpdf2s():
     for _ in range(1500):
         pdf.set_font("Helvetica", rng.choice(["", "B"]), rng.choice([6, 6.5, 7, 9.5]))
         text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 25)))
+        if rng.random() < 0.2:  # line breaks of its own (report.table breaks a long name after its "_" or "/")
+            text = "\n".join(text.split(" ", 2)) if rng.random() < 0.5 else text.replace("_", "_\n")
         w = rng.uniform(8, 90)
         lines = _wrap(pdf, text, w)
         try:
@@ -133,10 +135,11 @@ def test_line_breaks_are_fpdf2s():
 def test_what_it_cannot_decide_is_left_to_fpdf2():
     pdf = _doc()
     pdf.set_font("Helvetica", "", 7)
-    assert _wrap(pdf, "two\nlines", 50) is None
+    assert _wrap(pdf, "two\n\nlines", 50) is None  # an empty line
     assert _wrap(pdf, "soft\xadhyphen " * 5, 20) is None
     assert _wrap(pdf, "averyveryveryverylongwordwithoutanyspaces", 20) is None  # broken inside the word
     assert _wrap(pdf, "short", 50) == ["short"]
+    assert _wrap(pdf, "two\nlines", 50) == ["two", "lines"]  # decided: each line on its own
 
 
 def test_ragged_rows_and_wrong_widths_are_errors():

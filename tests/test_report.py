@@ -90,7 +90,7 @@ def test_study_pdf_opens_with_question_claims_and_answer(tmp_path):
         assert "tests no paper claim" in _pages(tmp_path / "toy2.pdf")[0]
 
 
-def test_cd_needs_four_data_sets(tmp_path):
+def test_cd_needs_four_data_sets(tmp_path, monkeypatch):
     p, info = _study(tmp_path, n_sets=3)
     assert pd.read_csv(p["cd"]).empty
     assert not (tmp_path / "figures" / "cd_mse.png").exists()
@@ -98,6 +98,34 @@ def test_cd_needs_four_data_sets(tmp_path):
                      tmp_path / "toy.pdf", wtl_csv=p["wtl"], cd_csv=p["cd"])
     first = _pages(tmp_path / "toy.pdf")[0]
     assert "Answer" in first and "mean rank over" not in first and "Test MSE against m" in first
+    # a means table wider than WIDE_TABLE_COLUMNS (here: any): its section on landscape pages, then portrait again
+    from pypdf import PdfReader
+
+    assert all(pg.mediabox.width < pg.mediabox.height for pg in PdfReader(tmp_path / "toy.pdf").pages)
+    monkeypatch.setattr(report, "WIDE_TABLE_COLUMNS", 3)
+    report.study_pdf(tmp_path / "results.csv", p["stats"], p["friedman"], tmp_path / "figures", info,
+                     tmp_path / "wide.pdf", wtl_csv=p["wtl"], cd_csv=p["cd"])
+    pages = PdfReader(tmp_path / "wide.pdf").pages
+    wide = [i for i, pg in enumerate(pages) if pg.mediabox.width > pg.mediabox.height]
+    assert wide and wide == list(range(wide[0], wide[-1] + 1)) and wide[-1] < len(pages) - 1
+    assert "Mean +- sd over seeds" in pages[wide[0]].extract_text()
+    assert "Mean +- sd" not in pages[wide[0] - 1].extract_text()  # the section starts on its landscape page
+    assert "Which method wins" in pages[wide[-1] + 1].extract_text()  # and what follows on a portrait one
+
+
+def test_names_too_wide_for_their_cell_break_after_an_underscore_or_slash():
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", "B", 8)
+    assert report._break_at_joins(pdf, "ridge_leverage", 15) == "ridge_\nleverage"
+    assert report._break_at_joins(pdf, "ridge_leverage", 40) == "ridge_leverage"  # it fits
+    assert report._break_at_joins(pdf, "0.0013 +- 0.0046", 5) == "0.0013 +- 0.0046"  # a number: fpdf2's
+    pdf.set_font("Helvetica", "", 8)
+    got = report._break_at_joins(pdf, "gnkr_f1/median_over_4", 25)
+    assert got == "gnkr_f1/\nmedian_over_4"
+    room = 25 - 2 * pdf.c_margin
+    assert all(pdf.get_string_width(line) <= room for line in got.split("\n"))
 
 
 def _p_values_per_page(monkeypatch, build, pdf_path):

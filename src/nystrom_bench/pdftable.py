@@ -7,8 +7,8 @@ line again for every character it adds: a study report of some 20,000 cells spen
 there.  :func:`draw_table` breaks each cell's text once (:func:`_wrap`: a text shorter than the room is one
 line at once; a longer one is broken where fpdf2 breaks it, by the same integer width sums and the same
 float comparison) and draws each line with ``cell()``, where ``multi_cell`` would put it.  What it does not
-decide (a font other than a core font, a line break, soft hyphen or no-break space in the text, a word wider
-than its cell, an empty line) goes to ``multi_cell`` exactly as fpdf2's table sends it.  The geometry is
+decide (a font other than a core font, a soft hyphen or no-break space in the text, a word wider than its
+cell, an empty line) goes to ``multi_cell`` exactly as fpdf2's table sends it.  The geometry is
 fpdf2's: column widths and x positions by the same floating-point operations, the row as high as its tallest
 cell, text centred vertically, every border and fill drawn by fpdf2's own ``TableCellStyle``, the heading row
 bold and repeated on top of every page the table runs onto, no heading left alone at the foot of a page.
@@ -215,9 +215,10 @@ def _draw_lines(pdf, lines, w, lh, align):
 
 
 def _wrap(pdf, text, w):
-    """The lines fpdf2's ``multi_cell(w, text=text)`` breaks ``text`` into (word wrap, padding 0), or None where
-    this function does not decide it (a font other than a core font, character spacing or stretching, a line
-    break, soft hyphen or no-break space in the text, a character wider than the cell): fpdf2 then does.
+    """The lines fpdf2's ``multi_cell(w, text=text)`` breaks ``text`` into (word wrap, padding 0; a line break
+    ends a line), or None where this function does not decide it (a font other than a core font, character
+    spacing or stretching, a soft hyphen or no-break space in the text, an empty line, a word wider than the
+    cell): fpdf2 then does.
 
     fpdf2's ``MultiLineBreak.get_line`` adds one character at a time and breaks where the line's width plus the
     next character's exceeds the room (the cell less a ``c_margin`` on each side) by more than its
@@ -230,9 +231,17 @@ def _wrap(pdf, text, w):
 
     font = pdf.current_font
     if (type(font) is not CoreFont or pdf.char_spacing or pdf.font_stretching != 100 or pdf.text_shaping
-            or pdf.core_fonts_encoding != "latin-1" or "\n" in text or "\r" in text or "\xad" in text
+            or pdf.core_fonts_encoding != "latin-1" or "\r" in text or "\xad" in text
             or "\xa0" in text or "\x0c" in text):
         return None
+    if "\n" in text:  # a line break ends a line: each piece between them is broken on its own, as fpdf2 does
+        lines = []
+        for piece in text.split("\n"):
+            got = _wrap(pdf, piece, w) if piece else None  # an empty line: multi_cell's
+            if got is None:
+                return None
+            lines += got
+        return lines
     cw, size, k = font.cw, pdf.font_size_pt, pdf.k
     room = w - 0 - 0
     room -= float(pdf.c_margin)

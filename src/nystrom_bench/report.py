@@ -963,6 +963,54 @@ def _latin1(text):
     return text.encode("latin-1", "replace").decode("latin-1")
 
 
+def _column_widths(width, ncol, col_widths=None):
+    """The widths (mm) of a table's columns ``width`` mm wide in all, as :func:`~nystrom_bench.pdftable.draw_table`
+    sets them: ``col_widths`` relative (default equal)."""
+    if not col_widths:
+        return [width / ncol] * ncol
+    total = sum(col_widths)
+    return [c / total * width for c in col_widths]
+
+
+def _break_at_joins(pdf, text, width):
+    """``text`` with a line break after a ``/`` or ``_`` of each word wider than a table cell ``width`` mm wide (in
+    the font set), the pieces joined again while they fit, at a ``/`` first: a heading ``ridge_leverage`` in a
+    narrow column reads ``ridge_`` / ``leverage`` and a row ``gnkr_f1/median_over_4`` reads ``gnkr_f1/`` /
+    ``median_over_4``, where fpdf2 breaks inside words (``ridge_l`` / ``everag`` / ``e``).  A piece wider than
+    the cell is still broken by fpdf2; a text without ``_`` or ``/`` (a number) is returned unmeasured."""
+    if "_" not in text and "/" not in text:
+        return text
+    room = width - 2 * float(pdf.c_margin) - 0.01
+    if pdf.get_string_width(text) <= room:
+        return text
+
+    def pack(pieces):  # the pieces in order, as many on a line as fit
+        lines = [pieces[0]]
+        for piece in pieces[1:]:
+            if pdf.get_string_width(lines[-1] + piece) <= room:
+                lines[-1] += piece
+            else:
+                lines.append(piece)
+        return lines
+
+    words = []
+    for word in text.split(" "):
+        if pdf.get_string_width(word) <= room:
+            words.append(word)
+            continue
+        lines = []
+        for part in pack(re.findall(r"[^/]+/*|/+", word)):
+            fits = pdf.get_string_width(part) <= room
+            lines += [part] if fits else pack(re.findall(r"[^_]+_*|_+", part))
+        words.append("\n".join(lines))
+    return " ".join(words)
+
+
+#: a table with more columns than this (its row names and the methods) is drawn on landscape pages
+#: (:func:`study_pdf`'s means section)
+WIDE_TABLE_COLUMNS = 9
+
+
 class PDF:
     """A thin layer over fpdf2 with headings, paragraphs, tables and images."""
 
@@ -974,7 +1022,19 @@ class PDF:
         self.pdf.set_title(_latin1(title))
         self.pdf.set_author("nystrom-bench")
         self.pdf.add_page()
-        self.width = self.pdf.w - self.pdf.l_margin - self.pdf.r_margin
+
+    @property
+    def width(self):
+        """The current page's width between its margins (mm): 180 on a portrait A4 page, 267 on a landscape one."""
+        return self.pdf.epw
+
+    def orient(self, orientation):
+        """Go on on a new ``orientation`` page ("P" portrait, "L" landscape) unless this page has it already;
+        the pages that follow (page breaks) keep it until the next call."""
+        from fpdf.enums import PageOrientation
+
+        if self.pdf.cur_orientation is not PageOrientation.coerce(orientation):
+            self.pdf.add_page(orientation=orientation)
 
     def title(self, text):
         self.pdf.set_font("Helvetica", "B", 16)
@@ -1011,9 +1071,14 @@ class PDF:
         cell_fills = [[None] * len(columns)]
         cell_fills += [[fills[c].get(str(v)) if c in fills else None for c, v in zip(columns, r, strict=True)]
                        for r in body]
+        rows = [[_latin1(c) for c in columns], *([_latin1(v) for v in r] for r in body)]
+        widths = _column_widths(self.width, len(columns), col_widths)
+        self.pdf.set_font("Helvetica", "B", size)  # the headings' face (draw_table's)
+        rows[0] = [_break_at_joins(self.pdf, t, w) for t, w in zip(rows[0], widths, strict=True)]
         self.pdf.set_font("Helvetica", "", size)
-        draw_table(self.pdf, [[_latin1(c) for c in columns], *([_latin1(v) for v in r] for r in body)],
-                   col_widths=col_widths, line_height=4.2, text_align="LEFT",
+        for r in rows[1:]:
+            r[0] = _break_at_joins(self.pdf, r[0], widths[0])  # the row's name (a data set / kernel, a method)
+        draw_table(self.pdf, rows, col_widths=col_widths, line_height=4.2, text_align="LEFT",
                    fills=cell_fills if any(map(any, cell_fills)) else None)
         self.pdf.ln(2)
 
@@ -1266,20 +1331,31 @@ def study_pdf(results_csv, paired_csv, friedman_csv, figures, info, out_pdf, rep
             budget.table(table, size=6.5)
             if note:
                 budget.para(note, size=8)
+    means = [(label, lower, mean_sd_table(df, metric, order=info.get("methods"), coords=_table_coords(info)))
+             for metric, (label, lower) in info["metrics"].items()
+             if metric in df and not df[metric].isna().all()]
+    # a table of many methods on landscape pages, its row names in a column twice as wide, in 6.5 pt: on a
+    # portrait page each of 14 columns is 13 mm wide and a cell ("0.0013 +- 0.0046") or a name
+    # ("ridge_leverage") ran over two or three lines (the samplers study's means took 14 pages)
+    wide = any(t.shape[1] > WIDE_TABLE_COLUMNS for *_, t in means)
+    if wide:
+        doc.orient("L")
     doc.heading(f"{n}. Mean +- sd over seeds")
     n += 1
     doc.para("Each cell: mean +- standard deviation over the seeds, the mean rounded to the sd's second digit.",
              size=8)
     said = set()
-    for metric, (label, lower) in info["metrics"].items():
-        if metric not in df or df[metric].isna().all():
-            continue
+    for label, lower, table in means:
         doc.para(f"{label} ({'lower' if lower else 'higher'} is better)", style="B")
-        table = mean_sd_table(df, metric, order=info.get("methods"), coords=_table_coords(info))
-        doc.table(table)
+        if wide:  # 6.5 pt: a cell "0.177 +- 0.076" on one line of its 17 mm
+            doc.table(table, size=6.5, col_widths=(2, *[1] * (table.shape[1] - 1)))
+        else:
+            doc.table(table)
         if table.attrs.get("footnote") and table.attrs["footnote"] not in said:  # once, under the first table
             said.add(table.attrs["footnote"])
             doc.para(table.attrs["footnote"], size=7.5)
+    if wide:
+        doc.orient("P")
 
     # -- who wins
     tested = [m for m in info.get("tested_metrics") or list(info["metrics"])
