@@ -17,6 +17,10 @@ def test_numbers_are_formatted_for_people():
     assert report.fmt_mean_sd(34.13, 2.287) == "34.1 +- 2.3"
     assert report.fmt_mean_sd(0.004077, 0.000608) == "0.00408 +- 0.00061"
     assert report.fmt_mean_sd(150.0, 12.0) == "150 +- 12"
+    # no spread over the seeds: 4 significant digits, scientific only below 1e-3 or from 1e6 on
+    assert report.fmt_mean_sd(90000.0, 0.0) == "90000 +- 0" and report.fmt_mean_sd(123456.7, 0) == "123500 +- 0"
+    assert report.fmt_mean_sd(2.0, 0.0) == "2 +- 0" and report.fmt_mean_sd(0.8, 0.0) == "0.8 +- 0"
+    assert report.fmt_mean_sd(6.661e-14, 0.0) == "6.661e-14 +- 0" and report.fmt_mean_sd(2.5e7, 0) == "2.5e7 +- 0"
     assert report._fmt_p(2.3e-10) == "2e-10" and report._fmt_p(0.041) == "0.041"
     assert report.fmt_num(2.08333333333333) == "2.08" and report.fmt_num(1234567.0) == "1.23e6"
     assert report._fmt_ranks('{"b": 2.4375, "a": 1.5625}') == "a 1.56, b 2.44"

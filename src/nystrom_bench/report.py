@@ -664,8 +664,11 @@ def fmt_mean_sd(mean, sd):
     if mean is None or not math.isfinite(float(mean)):
         return "n/a"
     mean, sd = float(mean), (0.0 if sd is None or not math.isfinite(float(sd)) else float(sd))
-    if sd <= 0:
-        return f"{mean:.4g} +- 0"
+    if sd <= 0:  # 4 significant digits, scientific only where fmt_num is (90000 -> '90000', not '9e+04')
+        text = f"{mean:.4g}"
+        if "e" in text:
+            text = f"{float(text):f}".rstrip("0").rstrip(".") if 1e-3 <= abs(mean) < 1e6 else _short_exp(text)
+        return f"{text} +- 0"
     place = 1 - int(math.floor(math.log10(sd)))  # decimals that keep 2 significant digits of sd
     if place > 6 or abs(mean) >= 1e6 or (place > 3 and abs(mean) < 1e-3):
         return f"{fmt_num(mean)} +- {fmt_num(sd, 2)}"
