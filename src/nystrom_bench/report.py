@@ -9,7 +9,8 @@ Each study gets ``reports/<study>.pdf``, laid out like a results section:
    study's first figure);
 2. the tables in the paper's layout (the study's ``report_tables`` hook, the paper's
    numbers beside ours);
-3. mean +- sd tables, rounded to the digits the spread supports;
+3. mean +- sd tables, rounded to the digits the spread supports (on landscape pages where a table has more
+   than ``WIDE_TABLE_COLUMNS`` columns: one line a cell);
 4. which method wins: a win/tie/loss matrix of Holm-adjusted Wilcoxon tests with
    Hodges-Lehmann effects (``wtl.csv``) and critical-difference diagrams (``cd.csv``);
 5. the figures, each with a caption that says what to look for;
