@@ -21,13 +21,22 @@ between its margins.
 
 from __future__ import annotations
 
-__all__ = ["draw_table", "TOLERANCE_MM"]
+__all__ = ["draw_table", "column_widths", "TOLERANCE_MM"]
 
 #: a text shorter than its cell's room by this much (mm) is one line without a character-by-character check
 #: (fpdf2 compares the line so far plus the next character, rounded otherwise than the whole text's width)
 TOLERANCE_MM = 1e-3
 
 _ALL_BORDERS = None
+
+
+def column_widths(width, ncol, col_widths=None):
+    """The widths (mm) of the ``ncol`` columns of a table ``width`` mm wide, as fpdf2's ``Table.render`` sets them
+    (the same floating-point operations): ``col_widths`` relative, default equal."""
+    if col_widths:
+        total = sum(col_widths)
+        return [0 + (col_widths[j] / total) * width for j in range(ncol)]
+    return [float(1 * (width / ncol) + 0) for _ in range(ncol)]
 
 
 def _borders():
@@ -89,11 +98,7 @@ def draw_table(pdf, rows, col_widths=None, line_height=None, text_align="LEFT", 
     prev_l_margin = pdf.l_margin
     pdf.l_margin = (pdf.w - float(width)) / 2  # align="CENTER", fpdf2's default
     pdf.x = pdf.l_margin
-    if col_widths:
-        total = sum(col_widths)
-        widths = [0 + (col_widths[j] / total) * width for j in range(ncol)]
-    else:
-        widths = [float(1 * (width / ncol) + 0) for _ in range(ncol)]
+    widths = column_widths(width, ncol, col_widths)
     xs = [pdf.l_margin + 0]
     for j in range(ncol):
         xs.append(xs[-1] + widths[j] + 0)

@@ -967,15 +967,6 @@ def _latin1(text):
     return text.encode("latin-1", "replace").decode("latin-1")
 
 
-def _column_widths(width, ncol, col_widths=None):
-    """The widths (mm) of a table's columns ``width`` mm wide in all, as :func:`~nystrom_bench.pdftable.draw_table`
-    sets them: ``col_widths`` relative (default equal)."""
-    if not col_widths:
-        return [width / ncol] * ncol
-    total = sum(col_widths)
-    return [c / total * width for c in col_widths]
-
-
 def _break_at_joins(pdf, text, width):
     """``text`` with a line break after a ``/`` or ``_`` of each word wider than a table cell ``width`` mm wide (in
     the font set), the pieces joined again while they fit, at a ``/`` first: a heading ``ridge_leverage`` in a
@@ -1067,7 +1058,7 @@ class PDF:
         if df is None or len(df) == 0:
             self.para("(no rows)")
             return
-        from .pdftable import draw_table
+        from .pdftable import column_widths, draw_table
 
         fills = fills or {}
         columns = list(df.columns)
@@ -1076,7 +1067,7 @@ class PDF:
         cell_fills += [[fills[c].get(str(v)) if c in fills else None for c, v in zip(columns, r, strict=True)]
                        for r in body]
         rows = [[_latin1(c) for c in columns], *([_latin1(v) for v in r] for r in body)]
-        widths = _column_widths(self.width, len(columns), col_widths)
+        widths = column_widths(self.width, len(columns), col_widths)
         self.pdf.set_font("Helvetica", "B", size)  # the headings' face (draw_table's)
         rows[0] = [_break_at_joins(self.pdf, t, w) for t, w in zip(rows[0], widths, strict=True)]
         self.pdf.set_font("Helvetica", "", size)
