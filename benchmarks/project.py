@@ -102,6 +102,79 @@ def core_rates(repeat=15):
     return {"gemm": gemm, "exp": exp, "py": py}
 
 
+def _proc_stat():
+    """The machine's CPU jiffies from ``/proc/stat`` (user, nice, system, idle, iowait, irq, softirq, steal)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()[1:9]
+        return dict(zip(("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"),
+                        map(int, fields), strict=False))
+    except OSError:
+        return {}
+
+
+def watch(out, pid, interval=15.0):
+    """Sample this machine's per-core rates every ``interval`` seconds while process ``pid`` lives (a run),
+    appending one JSON line per sample to ``out``: each probe of :func:`core_rates` three times in CPU
+    time (``*_cpu``, G or M per CPU-second) and in wall time, the machine's ``/proc/stat`` jiffies
+    (steal: time the hypervisor gave to others) and the load average. Costs about 1% of a core.
+
+    The rates a run's jobs ran at, not a quiet moment's: :func:`core_rates` takes the best of many
+    short runs and reads a machine as fast while its jobs run 1.3x slower (issue 39, item 5)."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(8192, 92)), rng.normal(size=(1024, 92))
+    C = np.empty((8192, 1024))
+    E = -rng.random(2**19) * 50
+    buf = np.empty_like(E)
+    probes = {"gemm": (lambda: np.dot(A, B.T, out=C), 2.0 * 8192 * 1024 * 92 / 1e9),
+              "exp": (lambda: np.exp(E, out=buf), E.size / 1e9),
+              "py": (lambda: _py_work(50_000), 0.05)}
+    with threadpool_limits(1), open(out, "a") as f:
+        for fn, _ in probes.values():
+            fn()
+        while _alive(pid):
+            rec = {"t": time.time(), "stat": _proc_stat(), "load": os.getloadavg()[0]}
+            for name, (fn, work) in probes.items():
+                cpu, wall = [], []
+                for _ in range(3):
+                    c0, w0 = time.thread_time(), time.perf_counter()
+                    fn()
+                    cpu.append(work / max(time.thread_time() - c0, 1e-9))
+                    wall.append(work / max(time.perf_counter() - w0, 1e-9))
+                rec[name + "_cpu"], rec[name + "_wall"] = cpu, wall
+            f.write(json.dumps(rec) + "\n")
+            f.flush()
+            time.sleep(interval)
+
+
+def _alive(pid):
+    """Whether process ``pid`` runs (an exited child not yet waited for does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def watched_rates(path):
+    """The rates a watched run ran at (:func:`watch`'s file): the median over its samples of each probe's
+    CPU-time rate, and the steal share of the machine's jiffies between the first and last sample."""
+    import numpy as np
+
+    recs = [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
+    if not recs:
+        raise ValueError(f"{path} holds no samples: the run ended before the first one")
+    rates = {k: float(np.median([v for r in recs for v in r[k + "_cpu"]])) for k in ("gemm", "exp", "py")}
+    a, b = recs[0].get("stat", {}), recs[-1].get("stat", {})
+    total = sum(b.get(k, 0) - a.get(k, 0) for k in b)
+    rates["steal"] = (b.get("steal", 0) - a.get("steal", 0)) / total if total > 0 else 0.0
+    rates["samples"] = len(recs)
+    return rates
+
+
 @dataclass(frozen=True)
 class Machine:
     """Per-core rates of a machine kind: ``gemm`` float64 GFLOP/s of one BLAS thread, ``exp`` numpy
@@ -427,8 +500,9 @@ def critical_path(durations, deps):
 
 
 # ------------------------------------------------------------------------------------ projection
-def project(df, here, target, cores=2, split=None):
-    """Projected job seconds (column ``t``) and a dict of the schedule's figures."""
+def project(df, here, target, cores=2, split=None, scale=None):
+    """Projected job seconds (column ``t``) and a dict of the schedule's figures; ``scale``: factors
+    ``{"run": c, "rest": c}`` applied to the run jobs and to the other steps (:func:`anchor_scale`)."""
     import numpy as np
 
     t0 = df["start"].dropna().min() if df["start"].notna().any() else None
@@ -437,6 +511,8 @@ def project(df, here, target, cores=2, split=None):
     q, contention = quiet_seconds(df["s"], sampled_cpu(df["s"], df["cpu"]), by_wall(df["kind"]), start)
     df = df.assign(q=q)
     df["factor"] = [job_factor(split_of(k, split), here, target) for k in df["kind"]]
+    if scale:
+        df["factor"] *= np.where(df["rule"] == "run", scale["run"], scale["rest"])
     df["t"] = df["q"] * df["factor"]
     index = {k: i for i, k in enumerate(df["key"])}
     deps = [[index[d] for d in ds if d in index] for ds in df["deps"]]
@@ -539,12 +615,17 @@ def _best_rates(results):
 
 
 # ------------------------------------------------------------------------------------------- CLI
-def report(run_dir, target_name="slowest", cores=2, here=None):
+def report(run_dir, target_name="slowest", cores=2, here=None, rates_file=None, anchor=None, anchor_rates=None):
     """Print the projection of the run in ``run_dir`` onto ``target_name`` (``"here"``: this machine,
-    quiet) with this machine's rates measured now (or ``here``), and with :data:`REFERENCE`'s; returns
-    (jobs, figures) of the first."""
+    quiet) with this machine's rates measured now (or ``here``), with :data:`REFERENCE`'s and, given
+    ``rates_file`` (:func:`watch`'s samples during the run), with the rates the run ran at; returns
+    (jobs, figures) of the first. Given ``anchor`` (a run of 67f70e1's default config on this machine,
+    the same day; ``anchor_rates``: its watch file), also the projection anchored on it
+    (:func:`anchor_scale`)."""
     jobs = read_run(run_dir)
     rates = {"measured now": here or core_rates(), "reference": REFERENCE}
+    if rates_file:
+        rates = {"watched during the run": _rates_only(watched_rates(rates_file)), **rates}
     out, walls = None, []
     for label, here_rates in rates.items():
         if target_name == "here":
@@ -576,7 +657,32 @@ def report(run_dir, target_name="slowest", cores=2, here=None):
               f"{fig['critical_path_s'] / 60:.1f}, busy / cores {fig['busy_over_cores_s'] / 60:.1f})")
         walls.append(f"{fig['wall_s'] / 60:.1f} minutes with this machine's rates {label}")
     print(f"PROJECTED WALL TIME on {target_name}: " + ", ".join(walls))
+    if anchor:
+        anchored(jobs, read_run(anchor), target_name, cores, rates_file, anchor_rates)
     return out
+
+
+def _rates_only(r):
+    return {k: r[k] for k in ("gemm", "exp", "py")}
+
+
+def anchored(jobs, anchor_jobs, target_name="slowest", cores=2, rates_file=None, anchor_rates=None):
+    """Print and return the projection of ``jobs`` scaled by :func:`anchor_scale` of ``anchor_jobs``
+    (each with its watched rates where both files are given, else with :data:`REFERENCE`'s for both)."""
+    both = bool(rates_file and anchor_rates)
+    here = _rates_only(watched_rates(rates_file)) if both else REFERENCE
+    here_anchor = _rates_only(watched_rates(anchor_rates)) if both else REFERENCE
+    scale = anchor_scale(anchor_jobs, here_anchor, target_name)
+    tg = TARGETS[target_name]
+    df, fig = project(jobs, here, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py}, cores, scale=scale)
+    rest = df.loc[df["rule"] != "run", "t"].sum()
+    print(f"ANCHORED on a run of {MEASURED[target_name]['commit']} beside it (rates: "
+          f"{'each run watched' if both else 'reference for both'}): run jobs x{scale['run']:.3f}, other steps "
+          f"x{scale['rest']:.3f} -> run jobs {df.loc[df['rule'] == 'run', 't'].sum():.0f} s, other steps "
+          f"{rest:.0f} s; {cores}-core list schedule {fig['wall_s'] / 60:.1f} minutes, "
+          f"{fig['wall_s'] * scale['wall'] / 60:.1f} with the anchor's schedule and Snakemake overhead "
+          f"(x{scale['wall']:.3f})")
+    return df, {**fig, "scale": scale}
 
 
 #: Measured figures to validate against (default config, Snakemake wall minutes, run jobs' summed
@@ -590,6 +696,24 @@ MEASURED = {
     "epyc512": {"commit": "833b37e", "wall_min": 10.8, "run_s": 948.0},
     "epyc512_avx2": {"commit": "8808f11", "wall_min": 11.7, "run_s": 1019.0},
 }
+
+
+def anchor_scale(anchor, here, target_name="slowest"):
+    """Corrections that make a run of the measured commit (``anchor``: its jobs, :func:`read_run`; a run
+    of 67f70e1's default config on the machine and day of the run projected, with ``here`` its rates)
+    project onto ``target_name``'s measured figures (:data:`MEASURED`): ``run`` = measured run jobs'
+    seconds / projected, ``rest`` = measured analysis steps' / projected, ``wall`` = measured wall /
+    the corrected schedule. Applied to a run beside the anchor, they cancel what the rates miss of
+    that machine's speed (a VM that runs every job 1.34x slower while its rates read it fast)."""
+    m = MEASURED[target_name]
+    tg = TARGETS[target_name]
+    df, _ = project(anchor, here, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py})
+    rules = m["rules"]
+    scale = {"run": m["run_s"] / df.loc[df["rule"] == "run", "t"].sum(),
+             "rest": sum(rules.values()) / df.loc[df["rule"].isin(list(rules)), "t"].sum()}
+    _, fig = project(anchor, here, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py}, scale=scale)
+    scale["wall"] = m["wall_min"] * 60.0 / fig["wall_s"]
+    return scale
 
 
 def validate(run_dir, here=None):
@@ -633,6 +757,8 @@ def main(argv=None):
     if argv[:1] == ["_child"]:
         study, dataset, seeds, work, threads = argv[1:6]
         return _child(study, dataset, [int(s) for s in seeds.split(",")], work, int(threads))
+    if argv[:1] == ["watch"]:
+        return watch(argv[1], int(argv[2]), float(argv[3]) if len(argv) > 3 else 15.0)
     if argv[:1] == ["validate"]:
         return validate(argv[1])
     if argv[:1] == ["calibrate"]:
@@ -646,8 +772,11 @@ def main(argv=None):
     ap.add_argument("run_dir", help="directory of a finished `make reproduce` run (its results/benchmarks)")
     ap.add_argument("--target", default="slowest", choices=sorted(TARGETS) + ["here"])
     ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--rates", help="the run's rate samples (project.py watch FILE PID during the run)")
+    ap.add_argument("--anchor", help="a run of 67f70e1's default config on this machine, beside the run")
+    ap.add_argument("--anchor-rates", help="the anchor run's rate samples")
     a = ap.parse_args(argv)
-    return report(a.run_dir, a.target, a.cores)
+    return report(a.run_dir, a.target, a.cores, rates_file=a.rates, anchor=a.anchor, anchor_rates=a.anchor_rates)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@ correction, the Snakemake log's DAG and the 2-core list schedule against Graham'
 
 import importlib.util
 import itertools
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -149,3 +151,60 @@ def test_list_schedule_within_grahams_bounds():
         assert project.list_schedule(d, deps, cores=n)[0] == pytest.approx(cp)
     # the critical path by hand
     assert project.critical_path([1, 5, 2, 1], [[], [0], [0], [1, 2]]) == 7
+
+
+def _jobs(speed=1.0):
+    """A run of the anchor's rules: run jobs, then each measured analysis step, one chain per kind; every
+    job ``speed`` times slower (a slower VM)."""
+    import pandas as pd
+
+    rows = [("obtain/a", 10.0), ("split/a", 5.0), ("run/gnkr/f1", 300.0), ("run/scale/s", 100.0),
+            ("run/samplers/all", 50.0)] + [(f"{r}/gnkr", 20.0) for r in ("aggregate", "stats", "figures", "report")]
+    deps = {"split/a": ["obtain/a"], **{k: ["split/a"] for k, _ in rows if k.startswith("run/")},
+            "aggregate/gnkr": ["run/gnkr/f1", "run/scale/s", "run/samplers/all"], "stats/gnkr": ["aggregate/gnkr"],
+            "figures/gnkr": ["stats/gnkr"], "report/gnkr": ["figures/gnkr"]}
+    return pd.DataFrame([{"key": k, "rule": k.split("/")[0], "s": c * speed, "cpu": c * speed, "threads": 1,
+                          "order": i, "start": None, "deps": deps.get(k, []),
+                          "kind": project.rule_kind(k, {})} for i, (k, c) in enumerate(rows)])
+
+
+def test_anchor_scale_reproduces_the_measured_run_and_cancels_the_machine_speed():
+    measured = project.MEASURED["slowest"]
+    anchor = _jobs()
+    scale = project.anchor_scale(anchor, project.REFERENCE)
+    t = project.TARGETS["slowest"]
+    df, fig = project.project(anchor, project.REFERENCE, {"gemm": t.gemm, "exp": t.exp, "py": t.py}, scale=scale)
+    assert df.loc[df["rule"] == "run", "t"].sum() == pytest.approx(measured["run_s"])
+    assert df.loc[df["rule"] != "run", "t"].sum() == pytest.approx(sum(measured["rules"].values()))
+    assert fig["wall_s"] * scale["wall"] == pytest.approx(measured["wall_min"] * 60)
+    # the same runs on a VM 1.34x slower in every job, read as fast by its rates: the anchored projection
+    # of a changed run (its gnkr job halved) is the same on both
+    changed = _jobs().assign(s=lambda d: np.where(d["key"] == "run/gnkr/f1", d["s"] / 2, d["s"]))
+    changed["cpu"] = changed["s"]
+    slow_changed = changed.assign(s=changed["s"] * 1.34, cpu=changed["cpu"] * 1.34)
+    a = project.anchored(changed, anchor)[1]
+    b = project.anchored(slow_changed, _jobs(1.34))[1]
+    assert b["wall_s"] == pytest.approx(a["wall_s"]) and b["jobs_s"] == pytest.approx(a["jobs_s"])
+    assert a["jobs_s"] < measured["jobs_s"]
+
+
+def test_watched_rates(tmp_path):
+    f = tmp_path / "rates.jsonl"
+    recs = [{"t": i, "stat": {"user": 100 * i, "idle": 50 * i, "steal": 10 * i}, "load": 2.0,
+             "gemm_cpu": [40.0, 30.0 + i, 20.0], "exp_cpu": [1.0, 1.0, 1.0], "py_cpu": [5.0, 4.0, 6.0]}
+            for i in range(3)]
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    r = project.watched_rates(f)
+    assert r["gemm"] == 31.0 and r["exp"] == 1.0 and r["py"] == 5.0  # medians of all nine runs
+    assert r["steal"] == pytest.approx(20 / 320) and r["samples"] == 3
+    f.write_text("")
+    with pytest.raises(ValueError, match="no samples"):
+        project.watched_rates(f)
+
+
+def test_watch_samples_until_the_process_ends(tmp_path):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.6)"])
+    project.watch(tmp_path / "w.jsonl", child.pid, interval=0.05)
+    child.wait()
+    r = project.watched_rates(tmp_path / "w.jsonl")
+    assert r["samples"] >= 1 and all(r[k] > 0 for k in ("gemm", "exp", "py"))
