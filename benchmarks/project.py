@@ -3,6 +3,9 @@
     .venv/bin/python benchmarks/project.py RUN_DIR [--target slowest] [--cores 2]   (make project)
     .venv/bin/python benchmarks/project.py calibrate [--only gnkr,scale]            (the split per kind)
     .venv/bin/python benchmarks/project.py validate RUN_DIR    (a run of 67f70e1 against issue 39, README)
+    .venv/bin/python benchmarks/project.py watch FILE PID [15]  (the rates while process PID runs)
+    .venv/bin/python benchmarks/project.py RUN_DIR --rates FILE --anchor ANCHOR_DIR --anchor-rates FILE2
+    .venv/bin/python benchmarks/project.py pair WORK [--commit HEAD]  (run, anchor, run; anchored: make project-pair)
 
 Input: a finished run's ``RUN_DIR/results/benchmarks/**/*.tsv`` (Snakemake's ``benchmark:`` files:
 wall seconds ``s`` and ``cpu_time`` of every job), its Snakemake logs ``RUN_DIR/.snakemake/log/*.log``
@@ -36,6 +39,17 @@ Timings on a shared machine are noisy: every time here is process CPU time (chil
 not wall time, and the rates are CPU-time rates of one core, so that the load of other processes
 changes them less; even so, single rate measurements on the loaded 2-core machine varied by +-20%,
 so the projection is printed with the rates measured now and with :data:`REFERENCE`'s.
+
+Why an anchor. The rates above are the best of short runs, and one VM of this project's kind ran every
+job 1.34x slower than another while its rates read it as fast (2026-11-27): a projection from rates
+alone moves by +-35% between VMs. ``--anchor`` takes a run of 67f70e1's default config made on the
+same machine beside the run projected (issue 39 measured that commit on the slowest kind), scales the
+projection of run jobs and of the other steps so that the anchor's projection equals those measured
+figures (:func:`anchor_scale`), and applies the same factors to the run: what the rates miss of the
+machine's speed cancels, and the rates matter only for how the jobs' mix of GEMM, exp and the rest
+changed since 67f70e1. ``watch`` samples the rates every 15 s during a run (CPU time, so waits for a
+core do not count; about 1% of a core), in the statistic the run's jobs saw: with watch files for
+both runs, each run is projected at its own rates, which also cancels a drift between the two.
 
 ``validate`` projects a run of 67f70e1's default config onto the kinds with measured runs of that
 config (:data:`MEASURED`: issue 39's slowest kind, the README's AVX-512 EPYC native and emulated) and
@@ -752,6 +766,56 @@ def validate(run_dir, here=None):
         print(f"run jobs {a} / {b}: projected {ratio:.3f} vs measured {measured:.3f} ({ratio / measured - 1:+.0%}): {what}")
 
 
+def run_watched(work, name, commit, cores=2):
+    """A fresh clone of this repository at ``commit`` in ``work/name/main`` (``work/name/shared`` links
+    to this checkout's ``../shared``; its ``.venv`` to this one's, with the clone's ``src`` first on
+    ``PYTHONPATH``), its default config run by Snakemake on ``cores`` cores while :func:`watch` samples
+    the rates into ``work/name/rates.jsonl``. Returns the run directory."""
+    home = Path(work) / name
+    if home.exists():
+        raise ValueError(f"{home} exists: give an empty work directory (nothing there is overwritten)")
+    home.mkdir(parents=True)
+    run = home / "main"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(run)], check=True)
+    subprocess.run(["git", "-C", str(run), "checkout", "-q", commit], check=True)
+    (home / "shared").symlink_to((ROOT.parent / "shared").resolve())
+    (run / ".venv").symlink_to(ROOT / ".venv")
+    os.utime(run / "pyproject.toml", (os.stat(ROOT / "pyproject.toml").st_atime,
+                                       os.stat(ROOT / "pyproject.toml").st_mtime))
+    env = {**os.environ, "PYTHONPATH": str(run / "src")}
+    subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "compileall", "-q", "-j", "0", "src",
+                    "workflow/scripts"], cwd=run, env=env, check=True, stdout=subprocess.DEVNULL)
+    t0 = time.perf_counter()
+    with open(home / "snakemake.log", "w") as log:
+        snake = subprocess.Popen([str(ROOT / ".venv" / "bin" / "snakemake"), "--cores", str(cores),
+                                  "--configfile", "config/config.yaml"], cwd=run, env=env, stdout=log,
+                                 stderr=subprocess.STDOUT)
+        watcher = subprocess.Popen([sys.executable, __file__, "watch", str(home / "rates.jsonl"), str(snake.pid)])
+        code = snake.wait()
+        watcher.wait()
+    wall = time.perf_counter() - t0
+    (home / "wall_s").write_text(f"{wall:.1f}\n")
+    if code:
+        raise RuntimeError(f"the run of {commit} failed (exit {code}): see {home / 'snakemake.log'}")
+    print(f"{name} ({commit}): {wall:.0f} s wall", flush=True)
+    return run
+
+
+def pair(work, commit="HEAD", anchor_commit=MEASURED["slowest"]["commit"], cores=2, target_name="slowest"):
+    """Run ``commit`` and the anchor commit back to back on this machine (:func:`run_watched`: the run,
+    the anchor, the run again, so that a drift shows), then print each run's projection anchored on
+    the anchor (:func:`anchored`). About 40 minutes on this project's 2-core machines."""
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", commit], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    runs = {"run1": run_watched(work, "run1", commit, cores), "anchor": run_watched(work, "anchor", anchor_commit, cores),
+            "run2": run_watched(work, "run2", commit, cores)}
+    anchor_jobs = read_run(runs["anchor"])
+    for name in ("run1", "run2"):
+        print(f"-- {name} ({commit})")
+        anchored(read_run(runs[name]), anchor_jobs, target_name, cores, runs[name].parent / "rates.jsonl",
+                 runs["anchor"].parent / "rates.jsonl")
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["_child"]:
@@ -761,6 +825,13 @@ def main(argv=None):
         return watch(argv[1], int(argv[2]), float(argv[3]) if len(argv) > 3 else 15.0)
     if argv[:1] == ["validate"]:
         return validate(argv[1])
+    if argv[:1] == ["pair"]:
+        ap = argparse.ArgumentParser(prog="project.py pair", description=pair.__doc__.split(".")[0])
+        ap.add_argument("work", help="an empty directory for the three runs (about 1.5 GB)")
+        ap.add_argument("--commit", default="HEAD")
+        ap.add_argument("--cores", type=int, default=2)
+        a = ap.parse_args(argv[1:])
+        return pair(a.work, a.commit, cores=a.cores)
     if argv[:1] == ["calibrate"]:
         ap = argparse.ArgumentParser(prog="project.py calibrate")
         ap.add_argument("--only", default=",".join(REPRESENTATIVE))
