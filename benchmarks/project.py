@@ -516,7 +516,8 @@ def critical_path(durations, deps):
 # ------------------------------------------------------------------------------------ projection
 def project(df, here, target, cores=2, split=None, scale=None):
     """Projected job seconds (column ``t``) and a dict of the schedule's figures; ``scale``: factors
-    ``{"run": c, "rest": c}`` applied to the run jobs and to the other steps (:func:`anchor_scale`)."""
+    ``{"run": c, "rest": c, "study": {name: c}}`` applied to the run jobs (those of the studies named,
+    their own) and to the other steps (:func:`anchor_scale`)."""
     import numpy as np
 
     t0 = df["start"].dropna().min() if df["start"].notna().any() else None
@@ -526,7 +527,9 @@ def project(df, here, target, cores=2, split=None, scale=None):
     df = df.assign(q=q)
     df["factor"] = [job_factor(split_of(k, split), here, target) for k in df["kind"]]
     if scale:
-        df["factor"] *= np.where(df["rule"] == "run", scale["run"], scale["rest"])
+        studies = scale.get("study", {})
+        df["factor"] *= [studies.get(k.split("/")[1], scale["run"]) if r == "run" else scale["rest"]
+                         for k, r in zip(df["key"], df["rule"], strict=True)]
     df["t"] = df["q"] * df["factor"]
     index = {k: i for i, k in enumerate(df["key"])}
     deps = [[index[d] for d in ds if d in index] for ds in df["deps"]]
@@ -691,11 +694,14 @@ def anchored(jobs, anchor_jobs, target_name="slowest", cores=2, rates_file=None,
     df, fig = project(jobs, here, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py}, cores, scale=scale)
     rest = df.loc[df["rule"] != "run", "t"].sum()
     print(f"ANCHORED on a run of {MEASURED[target_name]['commit']} beside it (rates: "
-          f"{'each run watched' if both else 'reference for both'}): run jobs x{scale['run']:.3f}, other steps "
+          f"{'each run watched' if both else 'reference for both'}): run jobs x{scale['run']:.3f} ("
+          + ", ".join(f"{k} x{v:.3f}" for k, v in scale["study"].items()) + "), other steps "
           f"x{scale['rest']:.3f} -> run jobs {df.loc[df['rule'] == 'run', 't'].sum():.0f} s, other steps "
           f"{rest:.0f} s; {cores}-core list schedule {fig['wall_s'] / 60:.1f} minutes, "
           f"{fig['wall_s'] * scale['wall'] / 60:.1f} with the anchor's schedule and Snakemake overhead "
           f"(x{scale['wall']:.3f})")
+    print("  anchored job seconds by rule: " + ", ".join(f"{r} {v:.0f}" for r, v in by_rule(df).items())
+          + f"; all jobs {fig['jobs_s']:.0f}")
     return df, {**fig, "scale": scale}
 
 
@@ -705,6 +711,8 @@ def anchored(jobs, anchor_jobs, target_name="slowest", cores=2, rates_file=None,
 MEASURED = {
     "slowest": {"commit": "67f70e1", "wall_min": 23.7, "run_s": 2014.0, "jobs_s": 2546.0,
                 "rules": {"aggregate": 192, "figures": 132, "report": 85, "stats": 61, "obtain": 35, "split": 16},
+                # run jobs measured whole, by study (the anchor's config runs each as the jobs below)
+                "studies": {"gnkr": 744, "scale": 218, "gen_nystrom_labels": 173},
                 "jobs": {"run/gnkr/*": 744, "run/scale/scalable": 218, "run/gen_nystrom_labels/segment": 173,
                          "run/gen_nystrom/segment": 122, "run/gnkr_real/diamonds": 84}},
     "epyc512": {"commit": "833b37e", "wall_min": 10.8, "run_s": 948.0},
@@ -715,16 +723,26 @@ MEASURED = {
 def anchor_scale(anchor, here, target_name="slowest"):
     """Corrections that make a run of the measured commit (``anchor``: its jobs, :func:`read_run`; a run
     of 67f70e1's default config on the machine and day of the run projected, with ``here`` its rates)
-    project onto ``target_name``'s measured figures (:data:`MEASURED`): ``run`` = measured run jobs'
-    seconds / projected, ``rest`` = measured analysis steps' / projected, ``wall`` = measured wall /
-    the corrected schedule. Applied to a run beside the anchor, they cancel what the rates miss of
+    project onto ``target_name``'s measured figures (:data:`MEASURED`): ``study`` = each study's
+    measured seconds / projected, for the studies measured whole (the gnkr jobs' split into BLAS, exp and
+    rest projects them 1.5x too slow, scale's within 3%: one factor for all would misplace both);
+    ``run`` = the other run jobs' measured seconds / projected; ``rest`` = measured analysis steps' /
+    projected; ``wall`` = measured wall / the corrected schedule. Applied to a run beside the anchor, they cancel what the rates miss of
     that machine's speed (a VM that runs every job 1.34x slower while its rates read it fast)."""
     m = MEASURED[target_name]
     tg = TARGETS[target_name]
     df, _ = project(anchor, here, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py})
-    rules = m["rules"]
-    scale = {"run": m["run_s"] / df.loc[df["rule"] == "run", "t"].sum(),
-             "rest": sum(rules.values()) / df.loc[df["rule"].isin(list(rules)), "t"].sum()}
+    rules, studies = m["rules"], m.get("studies", {})
+    run = df[df["rule"] == "run"]
+    of_study = run["key"].str.split("/").str[1]
+    mine = of_study.isin(list(studies))
+    missing = sorted(set(studies) - set(of_study))
+    if missing:
+        raise ValueError(f"the anchor run has no run jobs of {', '.join(missing)}: give a run of "
+                         f"{m['commit']}'s default config")
+    scale = {"run": (m["run_s"] - sum(studies.values())) / run.loc[~mine, "t"].sum(),
+             "rest": sum(rules.values()) / df.loc[df["rule"].isin(list(rules)), "t"].sum(),
+             "study": {name: v / run.loc[of_study == name, "t"].sum() for name, v in studies.items()}}
     _, fig = project(anchor, here, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py}, scale=scale)
     scale["wall"] = m["wall_min"] * 60.0 / fig["wall_s"]
     return scale

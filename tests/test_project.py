@@ -159,9 +159,9 @@ def _jobs(speed=1.0):
     import pandas as pd
 
     rows = [("obtain/a", 10.0), ("split/a", 5.0), ("run/gnkr/f1", 300.0), ("run/scale/s", 100.0),
-            ("run/samplers/all", 50.0)] + [(f"{r}/gnkr", 20.0) for r in ("aggregate", "stats", "figures", "report")]
+            ("run/gen_nystrom_labels/s", 80.0), ("run/samplers/all", 50.0)] + [(f"{r}/gnkr", 20.0) for r in ("aggregate", "stats", "figures", "report")]
     deps = {"split/a": ["obtain/a"], **{k: ["split/a"] for k, _ in rows if k.startswith("run/")},
-            "aggregate/gnkr": ["run/gnkr/f1", "run/scale/s", "run/samplers/all"], "stats/gnkr": ["aggregate/gnkr"],
+            "aggregate/gnkr": [k for k, _ in rows if k.startswith("run/")], "stats/gnkr": ["aggregate/gnkr"],
             "figures/gnkr": ["stats/gnkr"], "report/gnkr": ["figures/gnkr"]}
     return pd.DataFrame([{"key": k, "rule": k.split("/")[0], "s": c * speed, "cpu": c * speed, "threads": 1,
                           "order": i, "start": None, "deps": deps.get(k, []),
@@ -186,6 +186,11 @@ def test_anchor_scale_reproduces_the_measured_run_and_cancels_the_machine_speed(
     b = project.anchored(slow_changed, _jobs(1.34))[1]
     assert b["wall_s"] == pytest.approx(a["wall_s"]) and b["jobs_s"] == pytest.approx(a["jobs_s"])
     assert a["jobs_s"] < measured["jobs_s"]
+    # each study measured whole keeps its own factor: halving gnkr's job halves its projection
+    t_gnkr = [project.anchored(j, anchor)[0].set_index("key").loc["run/gnkr/f1", "t"] for j in (changed, anchor)]
+    assert t_gnkr == pytest.approx([measured["studies"]["gnkr"] / 2, measured["studies"]["gnkr"]])
+    with pytest.raises(ValueError, match="no run jobs of scale"):
+        project.anchor_scale(anchor[anchor["key"] != "run/scale/s"], project.REFERENCE)
 
 
 def test_watched_rates(tmp_path):
