@@ -784,11 +784,12 @@ def validate(run_dir, here=None):
         print(f"run jobs {a} / {b}: projected {ratio:.3f} vs measured {measured:.3f} ({ratio / measured - 1:+.0%}): {what}")
 
 
-def run_watched(work, name, commit, cores=2):
+def run_watched(work, name, commit, cores=2, args=("--configfile", "config/config.yaml")):
     """A fresh clone of this repository at ``commit`` in ``work/name/main`` (``work/name/shared`` links
     to this checkout's ``../shared``; its ``.venv`` to this one's, with the clone's ``src`` first on
     ``PYTHONPATH``), its default config run by Snakemake on ``cores`` cores while :func:`watch` samples
-    the rates into ``work/name/rates.jsonl``. Returns the run directory."""
+    the rates into ``work/name/rates.jsonl`` (``args``: Snakemake's other arguments). Returns the run
+    directory."""
     home = Path(work) / name
     if home.exists():
         raise ValueError(f"{home} exists: give an empty work directory (nothing there is overwritten)")
@@ -805,13 +806,14 @@ def run_watched(work, name, commit, cores=2):
                     "workflow/scripts"], cwd=run, env=env, check=True, stdout=subprocess.DEVNULL)
     t0 = time.perf_counter()
     with open(home / "snakemake.log", "w") as log:
-        snake = subprocess.Popen([str(ROOT / ".venv" / "bin" / "snakemake"), "--cores", str(cores),
-                                  "--configfile", "config/config.yaml"], cwd=run, env=env, stdout=log,
+        snake = subprocess.Popen([str(ROOT / ".venv" / "bin" / "snakemake"), "--cores", str(cores), *args],
+                                 cwd=run, env=env, stdout=log,
                                  stderr=subprocess.STDOUT)
         watcher = subprocess.Popen([sys.executable, __file__, "watch", str(home / "rates.jsonl"), str(snake.pid)])
         code = snake.wait()
+        wall = time.perf_counter() - t0
+        watcher.terminate()  # it would notice at its next sample, up to 15 s on (each sample is flushed)
         watcher.wait()
-    wall = time.perf_counter() - t0
     (home / "wall_s").write_text(f"{wall:.1f}\n")
     if code:
         raise RuntimeError(f"the run of {commit} failed (exit {code}): see {home / 'snakemake.log'}")
