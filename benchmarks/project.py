@@ -180,7 +180,7 @@ def watched_rates(path):
 
     recs = [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
     if not recs:
-        raise ValueError(f"{path} holds no samples: the run ended before the first one")
+        raise ValueError(f"{path} holds no samples: the watcher failed, or the run ended before its first one")
     rates = {k: float(np.median([v for r in recs for v in r[k + "_cpu"]])) for k in ("gemm", "exp", "py")}
     a, b = recs[0].get("stat", {}), recs[-1].get("stat", {})
     total = sum(b.get(k, 0) - a.get(k, 0) for k in b)
@@ -516,7 +516,7 @@ def critical_path(durations, deps):
 # ------------------------------------------------------------------------------------ projection
 def project(df, here, target, cores=2, split=None, scale=None):
     """Projected job seconds (column ``t``) and a dict of the schedule's figures; ``scale``: factors
-    ``{"run": c, "rest": c, "study": {name: c}}`` applied to the run jobs (those of the studies named,
+    ``{"run": c, "rest": c, "kind": {study kind: c}}`` applied to the run jobs (those of the kinds named,
     their own) and to the other steps (:func:`anchor_scale`)."""
     import numpy as np
 
@@ -527,9 +527,9 @@ def project(df, here, target, cores=2, split=None, scale=None):
     df = df.assign(q=q)
     df["factor"] = [job_factor(split_of(k, split), here, target) for k in df["kind"]]
     if scale:
-        studies = scale.get("study", {})
-        df["factor"] *= [studies.get(k.split("/")[1], scale["run"]) if r == "run" else scale["rest"]
-                         for k, r in zip(df["key"], df["rule"], strict=True)]
+        kinds = scale.get("kind", {})
+        df["factor"] *= [kinds.get(k.split(":", 1)[1], scale["run"]) if r == "run" else scale["rest"]
+                         for k, r in zip(df["kind"], df["rule"], strict=True)]
     df["t"] = df["q"] * df["factor"]
     index = {k: i for i, k in enumerate(df["key"])}
     deps = [[index[d] for d in ds if d in index] for ds in df["deps"]]
@@ -635,14 +635,16 @@ def _best_rates(results):
 def report(run_dir, target_name="slowest", cores=2, here=None, rates_file=None, anchor=None, anchor_rates=None):
     """Print the projection of the run in ``run_dir`` onto ``target_name`` (``"here"``: this machine,
     quiet) with this machine's rates measured now (or ``here``), with :data:`REFERENCE`'s and, given
-    ``rates_file`` (:func:`watch`'s samples during the run), with the rates the run ran at; returns
-    (jobs, figures) of the first. Given ``anchor`` (a run of 67f70e1's default config on this machine,
+    ``rates_file`` (:func:`watch`'s samples during the run), with the rates the run ran at (medians under
+    load: lower than the best-of rates the targets are set in, so that projection reads high unless
+    anchored); returns (jobs, figures) of the first. Given ``anchor`` (a run of 67f70e1's default config on this machine,
     the same day; ``anchor_rates``: its watch file), also the projection anchored on it
     (:func:`anchor_scale`)."""
     jobs = read_run(run_dir)
     rates = {"measured now": here or core_rates(), "reference": REFERENCE}
-    if rates_file:
-        rates = {"watched during the run": _rates_only(watched_rates(rates_file)), **rates}
+    if rates_file:  # medians under load, set against targets in the best-of statistic: read them anchored
+        rates["watched during the run (not comparable to the targets' best-of rates without --anchor)"] = \
+            _rates_only(watched_rates(rates_file))
     out, walls = None, []
     for label, here_rates in rates.items():
         if target_name == "here":
@@ -689,17 +691,17 @@ def anchored(jobs, anchor_jobs, target_name="slowest", cores=2, rates_file=None,
     both = bool(rates_file and anchor_rates)
     here = _rates_only(watched_rates(rates_file)) if both else REFERENCE
     here_anchor = _rates_only(watched_rates(anchor_rates)) if both else REFERENCE
-    scale = anchor_scale(anchor_jobs, here_anchor, target_name)
+    scale = anchor_scale(anchor_jobs, here_anchor, target_name, cores)
     tg = TARGETS[target_name]
     df, fig = project(jobs, here, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py}, cores, scale=scale)
     rest = df.loc[df["rule"] != "run", "t"].sum()
     print(f"ANCHORED on a run of {MEASURED[target_name]['commit']} beside it (rates: "
-          f"{'each run watched' if both else 'reference for both'}): run jobs x{scale['run']:.3f} ("
-          + ", ".join(f"{k} x{v:.3f}" for k, v in scale["study"].items()) + "), other steps "
-          f"x{scale['rest']:.3f} -> run jobs {df.loc[df['rule'] == 'run', 't'].sum():.0f} s, other steps "
-          f"{rest:.0f} s; {cores}-core list schedule {fig['wall_s'] / 60:.1f} minutes, "
-          f"{fig['wall_s'] * scale['wall'] / 60:.1f} with the anchor's schedule and Snakemake overhead "
-          f"(x{scale['wall']:.3f})")
+          f"{'each run watched' if both else 'reference for both'}; factors: "
+          + ", ".join(f"{k} jobs x{v:.3f}" for k, v in scale["kind"].items())
+          + f", other run jobs x{scale['run']:.3f}, other steps x{scale['rest']:.3f}) -> run jobs "
+          f"{df.loc[df['rule'] == 'run', 't'].sum():.0f} s, other steps {rest:.0f} s; {cores}-core list schedule "
+          f"{fig['wall_s'] / 60:.1f} minutes, {fig['wall_s'] * scale['wall'] / 60:.1f} with the anchor's schedule "
+          f"and Snakemake overhead (x{scale['wall']:.3f})")
     print("  anchored job seconds by rule: " + ", ".join(f"{r} {v:.0f}" for r, v in by_rule(df).items())
           + f"; all jobs {fig['jobs_s']:.0f}")
     return df, {**fig, "scale": scale}
@@ -711,8 +713,6 @@ def anchored(jobs, anchor_jobs, target_name="slowest", cores=2, rates_file=None,
 MEASURED = {
     "slowest": {"commit": "67f70e1", "wall_min": 23.7, "run_s": 2014.0, "jobs_s": 2546.0,
                 "rules": {"aggregate": 192, "figures": 132, "report": 85, "stats": 61, "obtain": 35, "split": 16},
-                # run jobs measured whole, by study (the anchor's config runs each as the jobs below)
-                "studies": {"gnkr": 744, "scale": 218, "gen_nystrom_labels": 173},
                 "jobs": {"run/gnkr/*": 744, "run/scale/scalable": 218, "run/gen_nystrom_labels/segment": 173,
                          "run/gen_nystrom/segment": 122, "run/gnkr_real/diamonds": 84}},
     "epyc512": {"commit": "833b37e", "wall_min": 10.8, "run_s": 948.0},
@@ -720,30 +720,51 @@ MEASURED = {
 }
 
 
-def anchor_scale(anchor, here, target_name="slowest"):
+def anchor_scale(anchor, here, target_name="slowest", cores=2):
     """Corrections that make a run of the measured commit (``anchor``: its jobs, :func:`read_run`; a run
     of 67f70e1's default config on the machine and day of the run projected, with ``here`` its rates)
-    project onto ``target_name``'s measured figures (:data:`MEASURED`): ``study`` = each study's
-    measured seconds / projected, for the studies measured whole (the gnkr jobs' split into BLAS, exp and
-    rest projects them 1.5x too slow, scale's within 3%: one factor for all would misplace both);
-    ``run`` = the other run jobs' measured seconds / projected; ``rest`` = measured analysis steps' /
-    projected; ``wall`` = measured wall / the corrected schedule. Applied to a run beside the anchor, they cancel what the rates miss of
-    that machine's speed (a VM that runs every job 1.34x slower while its rates read it fast)."""
+    project onto ``target_name``'s measured figures (:data:`MEASURED`), as ``{"kind": {study kind: c},
+    "run": c, "rest": c, "wall": c}``:
+
+    - ``kind``: for each study kind with jobs measured on the target (``MEASURED[...]["jobs"]``), their
+      measured seconds over their projected ones, applied to every run job of that kind (the model's
+      split of the gnkr jobs into BLAS, exp and rest projects them 1.5x too slow, scale's within 3%: one
+      factor for all would misplace both);
+    - ``run``: the rest of the measured run jobs' seconds over the projection of the run jobs of the
+      other kinds (so the anchor's run jobs project to exactly the measured sum);
+    - ``rest``: the measured analysis steps' seconds over their projection, applied to every step but the
+      run jobs (the anchor's aggregate, stats, figures and report stand for today's ``analysis``);
+    - ``wall``: the measured wall time over the corrected ``cores``-core schedule.
+
+    Applied to a run beside the anchor, they cancel what the rates miss of the machine's speed (a VM that
+    ran every job 1.34x slower while its rates read it as fast)."""
+    import fnmatch
+
     m = MEASURED[target_name]
+    if "rules" not in m or "jobs" not in m:
+        raise ValueError(f"no measured run of {m['commit']} on {target_name} to anchor on: anchor on 'slowest'")
     tg = TARGETS[target_name]
     df, _ = project(anchor, here, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py})
-    rules, studies = m["rules"], m.get("studies", {})
     run = df[df["rule"] == "run"]
-    of_study = run["key"].str.split("/").str[1]
-    mine = of_study.isin(list(studies))
-    missing = sorted(set(studies) - set(of_study))
-    if missing:
-        raise ValueError(f"the anchor run has no run jobs of {', '.join(missing)}: give a run of "
-                         f"{m['commit']}'s default config")
-    scale = {"run": (m["run_s"] - sum(studies.values())) / run.loc[~mine, "t"].sum(),
-             "rest": sum(rules.values()) / df.loc[df["rule"].isin(list(rules)), "t"].sum(),
-             "study": {name: v / run.loc[of_study == name, "t"].sum() for name, v in studies.items()}}
-    _, fig = project(anchor, here, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py}, scale=scale)
+    measured, projected = {}, {}
+    for pattern, seconds in m["jobs"].items():
+        hit = run[[fnmatch.fnmatch(k, pattern) for k in run["key"]]]
+        if hit.empty:
+            raise ValueError(f"the anchor run has no run job {pattern}: give a run of {m['commit']}'s default config")
+        (kind,) = hit["kind"].unique()  # MEASURED's patterns each name jobs of one study kind
+        measured[kind] = measured.get(kind, 0.0) + seconds
+        projected[kind] = projected.get(kind, 0.0) + hit["t"].sum()
+    kinds = {k.split(":", 1)[1]: measured[k] / projected[k] for k in measured}
+    mine = run["kind"].str.split(":", n=1).str[1].isin(list(kinds))
+    rest_of_run = m["run_s"] - sum(kinds[k.split(":", 1)[1]] * t for k, t in run[mine].groupby("kind")["t"].sum().items())
+    steps = df[df["rule"].isin(list(m["rules"]))]
+    missing = sorted(set(m["rules"]) - set(steps["rule"]))
+    if missing or (~mine).sum() == 0 or rest_of_run <= 0:
+        raise ValueError(f"the anchor run lacks {', '.join(missing) or 'run jobs of other kinds'} (an interrupted "
+                         f"run?): give a finished run of {m['commit']}'s default config")
+    scale = {"kind": kinds, "run": rest_of_run / run.loc[~mine, "t"].sum(),
+             "rest": sum(m["rules"].values()) / steps["t"].sum()}
+    _, fig = project(anchor, here, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py}, cores, scale=scale)
     scale["wall"] = m["wall_min"] * 60.0 / fig["wall_s"]
     return scale
 
@@ -805,15 +826,22 @@ def run_watched(work, name, commit, cores=2, args=("--configfile", "config/confi
     subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "compileall", "-q", "-j", "0", "src",
                     "workflow/scripts"], cwd=run, env=env, check=True, stdout=subprocess.DEVNULL)
     t0 = time.perf_counter()
-    with open(home / "snakemake.log", "w") as log:
-        snake = subprocess.Popen([str(ROOT / ".venv" / "bin" / "snakemake"), "--cores", str(cores), *args],
-                                 cwd=run, env=env, stdout=log,
-                                 stderr=subprocess.STDOUT)
-        watcher = subprocess.Popen([sys.executable, __file__, "watch", str(home / "rates.jsonl"), str(snake.pid)])
-        code = snake.wait()
-        wall = time.perf_counter() - t0
-        watcher.terminate()  # it would notice at its next sample, up to 15 s on (each sample is flushed)
-        watcher.wait()
+    snake = watcher = None
+    try:
+        with open(home / "snakemake.log", "w") as log:
+            snake = subprocess.Popen([str(ROOT / ".venv" / "bin" / "snakemake"), "--cores", str(cores), *args],
+                                     cwd=run, env=env, stdout=log, stderr=subprocess.STDOUT)
+            watcher = subprocess.Popen([sys.executable, __file__, "watch", str(home / "rates.jsonl"),
+                                        str(snake.pid)])
+            code = snake.wait()
+            wall = time.perf_counter() - t0
+    finally:  # interrupted or failed: neither goes on running on the cores
+        for p in (snake, watcher):
+            if p is not None and p.poll() is None:
+                p.terminate()  # the watcher notices the run's end only at its next sample (each is flushed)
+                p.wait()
+    if watcher.returncode not in (0, -15):
+        raise RuntimeError(f"the rate watcher of {commit}'s run failed (exit {watcher.returncode})")
     (home / "wall_s").write_text(f"{wall:.1f}\n")
     if code:
         raise RuntimeError(f"the run of {commit} failed (exit {code}): see {home / 'snakemake.log'}")
@@ -822,17 +850,18 @@ def run_watched(work, name, commit, cores=2, args=("--configfile", "config/confi
 
 
 def pair(work, commit="HEAD", anchor_commit=MEASURED["slowest"]["commit"], cores=2, target_name="slowest"):
-    """Run ``commit`` and the anchor commit back to back on this machine (:func:`run_watched`: the run,
-    the anchor, the run again, so that a drift shows), then print each run's projection anchored on
-    the anchor (:func:`anchored`). About 40 minutes on this project's 2-core machines."""
+    """Run ``commit`` and the anchor commit back to back on this machine (:func:`run_watched` on ``cores``
+    cores: the run, the anchor, the run again, so that a drift shows), then print each run's projection
+    onto the 2-core target anchored on the anchor (:func:`anchored`). About 40 minutes on this project's 2-core machines."""
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", commit], capture_output=True,
                             text=True, check=True).stdout.strip()
+    print(f"three runs in {Path(work).resolve()} (about 1.5 GB; remove it after)", flush=True)
     runs = {"run1": run_watched(work, "run1", commit, cores), "anchor": run_watched(work, "anchor", anchor_commit, cores),
             "run2": run_watched(work, "run2", commit, cores)}
     anchor_jobs = read_run(runs["anchor"])
     for name in ("run1", "run2"):
         print(f"-- {name} ({commit})")
-        anchored(read_run(runs[name]), anchor_jobs, target_name, cores, runs[name].parent / "rates.jsonl",
+        anchored(read_run(runs[name]), anchor_jobs, target_name, 2, runs[name].parent / "rates.jsonl",
                  runs["anchor"].parent / "rates.jsonl")
 
 
@@ -867,6 +896,12 @@ def main(argv=None):
     ap.add_argument("--anchor", help="a run of 67f70e1's default config on this machine, beside the run")
     ap.add_argument("--anchor-rates", help="the anchor run's rate samples")
     a = ap.parse_args(argv)
+    if a.anchor and (a.target != "slowest" or a.cores != 2):
+        ap.error("--anchor projects onto the 2-core slowest kind, where issue 39 measured the anchor's commit: "
+                 "leave --target and --cores at their defaults")
+    if (a.anchor_rates or a.rates) and not a.anchor or bool(a.rates) != bool(a.anchor_rates):
+        ap.error("watched rates are read against an anchor: give --anchor with both --rates and --anchor-rates "
+                 "(or neither of the two)")
     return report(a.run_dir, a.target, a.cores, rates_file=a.rates, anchor=a.anchor, anchor_rates=a.anchor_rates)
 
 

@@ -153,30 +153,45 @@ def test_list_schedule_within_grahams_bounds():
     assert project.critical_path([1, 5, 2, 1], [[], [0], [0], [1, 2]]) == 7
 
 
-def _jobs(speed=1.0):
-    """A run of the anchor's rules: run jobs, then each measured analysis step, one chain per kind; every
-    job ``speed`` times slower (a slower VM)."""
+def _jobs(speed=1.0, anchor=True):
+    """A run with a job of each pattern issue 39 measured (the anchor's; else one job less), another job of a
+    measured kind, one of another kind and each measured analysis step; every job ``speed`` times slower (a
+    slower VM)."""
     import pandas as pd
 
-    rows = [("obtain/a", 10.0), ("split/a", 5.0), ("run/gnkr/f1", 300.0), ("run/scale/s", 100.0),
-            ("run/gen_nystrom_labels/s", 80.0), ("run/samplers/all", 50.0)] + [(f"{r}/gnkr", 20.0) for r in ("aggregate", "stats", "figures", "report")]
-    deps = {"split/a": ["obtain/a"], **{k: ["split/a"] for k, _ in rows if k.startswith("run/")},
-            "aggregate/gnkr": [k for k, _ in rows if k.startswith("run/")], "stats/gnkr": ["aggregate/gnkr"],
+    measured = project.MEASURED["slowest"]
+    runs = [(p.replace("*", "f1"), 0.4 * v) for p, v in measured["jobs"].items()]
+    runs += [("run/gnkr_real/boston", 30.0), ("run/samplers/all", 50.0)]
+    if not anchor:
+        runs = [r for r in runs if r[0] != "run/gnkr_real/diamonds"]
+    rows = [("obtain/a", 10.0), ("split/a", 5.0), *runs] + [(f"{r}/gnkr", 20.0) for r in
+                                                             ("aggregate", "stats", "figures", "report")]
+    kinds = {"gnkr_real": "gnkr", "gen_nystrom_labels": "gen_nystrom"}
+    deps = {"split/a": ["obtain/a"], **{k: ["split/a"] for k, _ in runs},
+            "aggregate/gnkr": [k for k, _ in runs], "stats/gnkr": ["aggregate/gnkr"],
             "figures/gnkr": ["stats/gnkr"], "report/gnkr": ["figures/gnkr"]}
     return pd.DataFrame([{"key": k, "rule": k.split("/")[0], "s": c * speed, "cpu": c * speed, "threads": 1,
                           "order": i, "start": None, "deps": deps.get(k, []),
-                          "kind": project.rule_kind(k, {})} for i, (k, c) in enumerate(rows)])
+                          "kind": project.rule_kind(k, kinds)} for i, (k, c) in enumerate(rows)])
 
 
 def test_anchor_scale_reproduces_the_measured_run_and_cancels_the_machine_speed():
     measured = project.MEASURED["slowest"]
     anchor = _jobs()
     scale = project.anchor_scale(anchor, project.REFERENCE)
+    assert set(scale["kind"]) == {"gnkr", "scale", "gen_nystrom"}
     t = project.TARGETS["slowest"]
     df, fig = project.project(anchor, project.REFERENCE, {"gemm": t.gemm, "exp": t.exp, "py": t.py}, scale=scale)
     assert df.loc[df["rule"] == "run", "t"].sum() == pytest.approx(measured["run_s"])
     assert df.loc[df["rule"] != "run", "t"].sum() == pytest.approx(sum(measured["rules"].values()))
-    assert fig["wall_s"] * scale["wall"] == pytest.approx(measured["wall_min"] * 60)
+    # the measured kinds' jobs together project to their measured seconds; another job of a measured kind
+    # (gnkr_real/boston) takes its kind's factor, a job of another kind (samplers) the remaining one
+    by_key = df.set_index("key")["t"]
+    gnkr = [k for k in by_key.index if k.startswith(("run/gnkr/", "run/gnkr_real/diamonds"))]
+    assert by_key[gnkr].sum() == pytest.approx(measured["jobs"]["run/gnkr/*"] + measured["jobs"]["run/gnkr_real/diamonds"])
+    ratio = by_key / df.set_index("key")["q"]
+    assert ratio["run/gnkr_real/boston"] == pytest.approx(ratio["run/gnkr/f1"])
+    assert ratio["run/samplers/all"] != pytest.approx(ratio["run/gnkr/f1"])
     # the same runs on a VM 1.34x slower in every job, read as fast by its rates: the anchored projection
     # of a changed run (its gnkr job halved) is the same on both
     changed = _jobs().assign(s=lambda d: np.where(d["key"] == "run/gnkr/f1", d["s"] / 2, d["s"]))
@@ -186,11 +201,20 @@ def test_anchor_scale_reproduces_the_measured_run_and_cancels_the_machine_speed(
     b = project.anchored(slow_changed, _jobs(1.34))[1]
     assert b["wall_s"] == pytest.approx(a["wall_s"]) and b["jobs_s"] == pytest.approx(a["jobs_s"])
     assert a["jobs_s"] < measured["jobs_s"]
-    # each study measured whole keeps its own factor: halving gnkr's job halves its projection
-    t_gnkr = [project.anchored(j, anchor)[0].set_index("key").loc["run/gnkr/f1", "t"] for j in (changed, anchor)]
-    assert t_gnkr == pytest.approx([measured["studies"]["gnkr"] / 2, measured["studies"]["gnkr"]])
-    with pytest.raises(ValueError, match="no run jobs of scale"):
-        project.anchor_scale(anchor[anchor["key"] != "run/scale/s"], project.REFERENCE)
+    with pytest.raises(ValueError, match="no run job run/gnkr_real/diamonds"):
+        project.anchor_scale(_jobs(anchor=False), project.REFERENCE)
+    with pytest.raises(ValueError, match="lacks stats"):
+        project.anchor_scale(anchor[anchor["rule"] != "stats"], project.REFERENCE)
+    with pytest.raises(ValueError, match="anchor on 'slowest'"):
+        project.anchor_scale(anchor, project.REFERENCE, "epyc512")
+
+
+def test_the_command_line_refuses_an_anchor_with_other_targets_and_rates_without_one(tmp_path, capsys):
+    for argv in (["run", "--anchor", "a", "--cores", "4"], ["run", "--anchor", "a", "--target", "here"],
+                 ["run", "--rates", "r.jsonl"], ["run", "--anchor", "a", "--rates", "r.jsonl"]):
+        with pytest.raises(SystemExit):
+            project.main(argv)
+        assert "anchor" in capsys.readouterr().err
 
 
 def test_watched_rates(tmp_path):
@@ -208,8 +232,15 @@ def test_watched_rates(tmp_path):
 
 
 def test_watch_samples_until_the_process_ends(tmp_path):
+    """An exited child is a zombie until waited for: the watcher stops all the same (on a hang, the test
+    fails at its 60 s guard instead of hanging the suite)."""
+    import threading
+
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.6)"])
-    project.watch(tmp_path / "w.jsonl", child.pid, interval=0.05)
+    watcher = threading.Thread(target=project.watch, args=(tmp_path / "w.jsonl", child.pid, 0.05), daemon=True)
+    watcher.start()
+    watcher.join(60)
     child.wait()
+    assert not watcher.is_alive(), "watch went on after its process ended (hang guard: 60 s)"
     r = project.watched_rates(tmp_path / "w.jsonl")
     assert r["samples"] >= 1 and all(r[k] > 0 for k in ("gemm", "exp", "py"))
