@@ -44,8 +44,9 @@ Why an anchor. The rates above are the best of short runs, and one VM of this pr
 job 1.34x slower than another while its rates read it as fast (2026-11-27): a projection from rates
 alone moves by +-35% between VMs. ``--anchor`` takes a run of 67f70e1's default config made on the
 same machine beside the run projected (issue 39 measured that commit on the slowest kind), scales the
-projection of run jobs and of the other steps so that the anchor's projection equals those measured
-figures (:func:`anchor_scale`), and applies the same factors to the run: what the rates miss of the
+projection of the run jobs (per study kind where jobs of that kind were measured there) and of the other
+steps so that the anchor's projection equals those measured figures (:func:`anchor_scale`), and applies
+the same factors to the run: what the rates miss of the
 machine's speed cancels, and the rates matter only for how the jobs' mix of GEMM, exp and the rest
 changed since 67f70e1. ``watch`` samples the rates every 15 s during a run (CPU time, so waits for a
 core do not count; about 1% of a core), in the statistic the run's jobs saw: with watch files for
