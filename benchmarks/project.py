@@ -860,8 +860,9 @@ def pair(work, commit="HEAD", anchor_commit=MEASURED["slowest"]["commit"], cores
     runs = {"run1": run_watched(work, "run1", commit, cores), "anchor": run_watched(work, "anchor", anchor_commit, cores),
             "run2": run_watched(work, "run2", commit, cores)}
     anchor_jobs = read_run(runs["anchor"])
-    for name in ("run1", "run2"):
+    for name in ("run1", "run2"):  # both ways: neither followed the VM's drift better in two pairs (2026-11-27)
         print(f"-- {name} ({commit})")
+        anchored(read_run(runs[name]), anchor_jobs, target_name, 2)
         anchored(read_run(runs[name]), anchor_jobs, target_name, 2, runs[name].parent / "rates.jsonl",
                  runs["anchor"].parent / "rates.jsonl")
 
