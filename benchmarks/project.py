@@ -97,23 +97,33 @@ def _py_work(n=200_000):
     return acc + len(d)
 
 
-def core_rates(repeat=15):
-    """Per-core rates of this machine in CPU time, one BLAS thread, best of ``repeat`` short runs (on a
-    shared machine the best is the closest to a quiet core): ``gemm`` float64 GFLOP/s (8192 x 92 times
-    92 x 1024, the kernel blocks' shape), ``exp`` numpy float64 exp in G values/s on a 4 MiB block
-    (what AVX-512 vectorises and AVX2-only machines run scalar), ``py`` M interpreter loop steps/s."""
+def _probes():
+    """The rate probes, name -> (function, its work in G flops, G values or M steps): ``gemm`` float64
+    8192 x 92 times 92 x 1024 (the kernel blocks' shape), ``exp`` numpy float64 exp in place on a 4 MiB
+    block (what AVX-512 vectorises and AVX2-only machines run scalar), ``py`` 50k interpreter loop steps."""
     import numpy as np
-    from threadpoolctl import threadpool_limits
 
     rng = np.random.default_rng(0)
     A, B = rng.normal(size=(8192, 92)), rng.normal(size=(1024, 92))
     out = np.empty((8192, 1024))
     E = -rng.random(2**19) * 50
     buf = np.empty_like(E)
+    return {"gemm": (lambda: np.dot(A, B.T, out=out), 2.0 * 8192 * 1024 * 92 / 1e9),
+            "exp": (lambda: np.exp(E, out=buf), E.size / 1e9),
+            "py": (lambda: _py_work(50_000), 0.05)}
+
+
+def core_rates(repeat=15):
+    """Per-core rates of this machine in CPU time, one BLAS thread, best of ``repeat`` short runs (on a
+    shared machine the best is the closest to a quiet core) of each of :func:`_probes`: ``gemm`` float64
+    GFLOP/s, ``exp`` G values/s, ``py`` M interpreter loop steps/s."""
+    from threadpoolctl import threadpool_limits
+
+    probes = _probes()
     with threadpool_limits(1):
-        gemm = 2.0 * 8192 * 1024 * 92 / _cpu_best(lambda: np.dot(A, B.T, out=out), repeat) / 1e9
-    exp = E.size / _cpu_best(lambda: np.exp(E, out=buf), 2 * repeat) / 1e9
-    py = 0.05 / _cpu_best(lambda: _py_work(50_000), 4 * repeat)  # short runs: more chances of a quiet core
+        gemm = probes["gemm"][1] / _cpu_best(probes["gemm"][0], repeat)
+    exp = probes["exp"][1] / _cpu_best(probes["exp"][0], 2 * repeat)
+    py = probes["py"][1] / _cpu_best(probes["py"][0], 4 * repeat)  # short runs: more chances of a quiet core
     return {"gemm": gemm, "exp": exp, "py": py}
 
 
@@ -130,23 +140,15 @@ def _proc_stat():
 
 def watch(out, pid, interval=15.0):
     """Sample this machine's per-core rates every ``interval`` seconds while process ``pid`` lives (a run),
-    appending one JSON line per sample to ``out``: each probe of :func:`core_rates` three times in CPU
+    appending one JSON line per sample to ``out``: each of :func:`_probes` three times in CPU
     time (``*_cpu``, G or M per CPU-second) and in wall time, the machine's ``/proc/stat`` jiffies
     (steal: time the hypervisor gave to others) and the load average. Costs about 1% of a core.
 
     The rates a run's jobs ran at, not a quiet moment's: :func:`core_rates` takes the best of many
     short runs and reads a machine as fast while its jobs run 1.3x slower (issue 39, item 5)."""
-    import numpy as np
     from threadpoolctl import threadpool_limits
 
-    rng = np.random.default_rng(0)
-    A, B = rng.normal(size=(8192, 92)), rng.normal(size=(1024, 92))
-    C = np.empty((8192, 1024))
-    E = -rng.random(2**19) * 50
-    buf = np.empty_like(E)
-    probes = {"gemm": (lambda: np.dot(A, B.T, out=C), 2.0 * 8192 * 1024 * 92 / 1e9),
-              "exp": (lambda: np.exp(E, out=buf), E.size / 1e9),
-              "py": (lambda: _py_work(50_000), 0.05)}
+    probes = _probes()
     with threadpool_limits(1), open(out, "a") as f:
         for fn, _ in probes.values():
             fn()
@@ -201,6 +203,11 @@ class Machine:
     exp: float
     py: float
     basis: str
+
+    @property
+    def rates(self):
+        """``{"gemm", "exp", "py"}``, as :func:`core_rates` gives them."""
+        return {"gemm": self.gemm, "exp": self.exp, "py": self.py}
 
 
 #: This machine's rates (2-core Intel Xeon with AVX-512, the one this project's sessions run on), median
@@ -652,8 +659,7 @@ def report(run_dir, target_name="slowest", cores=2, here=None, rates_file=None, 
             target = Machine("this machine, quiet", basis="its own rates", **here_rates)
         else:
             target = TARGETS[target_name]
-        t = {"gemm": target.gemm, "exp": target.exp, "py": target.py}
-        df, fig = project(jobs, here_rates, t, cores)
+        df, fig = project(jobs, here_rates, target.rates, cores)
         if out is None:
             out = df, fig
             print(f"run: {run_dir} ({len(df)} jobs; measured sums: wall {df['s'].sum():.0f} s, CPU "
@@ -694,7 +700,7 @@ def anchored(jobs, anchor_jobs, target_name="slowest", cores=2, rates_file=None,
     here_anchor = _rates_only(watched_rates(anchor_rates)) if both else REFERENCE
     scale = anchor_scale(anchor_jobs, here_anchor, target_name, cores)
     tg = TARGETS[target_name]
-    df, fig = project(jobs, here, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py}, cores, scale=scale)
+    df, fig = project(jobs, here, tg.rates, cores, scale=scale)
     rest = df.loc[df["rule"] != "run", "t"].sum()
     print(f"ANCHORED on a run of {MEASURED[target_name]['commit']} beside it (rates: "
           f"{'each run watched' if both else 'reference for both'}; factors: "
@@ -745,7 +751,7 @@ def anchor_scale(anchor, here, target_name="slowest", cores=2):
     if "rules" not in m or "jobs" not in m:
         raise ValueError(f"no measured run of {m['commit']} on {target_name} to anchor on: anchor on 'slowest'")
     tg = TARGETS[target_name]
-    df, _ = project(anchor, here, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py})
+    df, _ = project(anchor, here, tg.rates)
     run = df[df["rule"] == "run"]
     measured, projected = {}, {}
     for pattern, seconds in m["jobs"].items():
@@ -765,7 +771,7 @@ def anchor_scale(anchor, here, target_name="slowest", cores=2):
                          f"run?): give a finished run of {m['commit']}'s default config")
     scale = {"kind": kinds, "run": rest_of_run / run.loc[~mine, "t"].sum(),
              "rest": sum(m["rules"].values()) / steps["t"].sum()}
-    _, fig = project(anchor, here, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py}, cores, scale=scale)
+    _, fig = project(anchor, here, tg.rates, cores, scale=scale)
     scale["wall"] = m["wall_min"] * 60.0 / fig["wall_s"]
     return scale
 
@@ -781,7 +787,7 @@ def validate(run_dir, here=None):
         print(f"-- this machine's rates {label}: " + ", ".join(f"{k} {v:.3g}" for k, v in here_rates.items()))
         for name, m in MEASURED.items():
             tg = TARGETS[name]
-            df, fig = project(jobs, here_rates, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py})
+            df, fig = project(jobs, here_rates, tg.rates)
             pairs = [("wall min", fig["wall_s"] / 60, m["wall_min"]),
                      ("run jobs s", df.loc[df["rule"] == "run", "t"].sum(), m["run_s"])]
             if "jobs_s" in m:
@@ -796,7 +802,7 @@ def validate(run_dir, here=None):
     for name, rates in (("here", REFERENCE), ("here_avx2", REFERENCE_AVX2)):
         run[name] = project(jobs, REFERENCE, rates)[0].query("rule == 'run'")["t"].sum()
     for name, tg in TARGETS.items():
-        run[name] = project(jobs, REFERENCE, {"gemm": tg.gemm, "exp": tg.exp, "py": tg.py})[0].query(
+        run[name] = project(jobs, REFERENCE, tg.rates)[0].query(
             "rule == 'run'")["t"].sum()
     for a, b, measured, what in (
             ("here_avx2", "here", 1936 / 1681, "this Xeon AVX2 emulated / native, README (a45859c)"),
@@ -862,8 +868,9 @@ def pair(work, commit="HEAD", anchor_commit=MEASURED["slowest"]["commit"], cores
     anchor_jobs = read_run(runs["anchor"])
     for name in ("run1", "run2"):  # both ways: neither followed the VM's drift better in two pairs (2026-11-27)
         print(f"-- {name} ({commit})")
-        anchored(read_run(runs[name]), anchor_jobs, target_name, 2)
-        anchored(read_run(runs[name]), anchor_jobs, target_name, 2, runs[name].parent / "rates.jsonl",
+        jobs = read_run(runs[name])
+        anchored(jobs, anchor_jobs, target_name, 2)
+        anchored(jobs, anchor_jobs, target_name, 2, runs[name].parent / "rates.jsonl",
                  runs["anchor"].parent / "rates.jsonl")
 
 
