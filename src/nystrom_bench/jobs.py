@@ -19,7 +19,8 @@ import numpy as np
 
 __all__ = ["plan", "job_config", "job_resources", "job_log", "obtain_dataset", "save_splits", "load_splits",
            "run_study_job", "aggregate_study", "track_study_runs", "analyze_study", "study_claims", "claim_key",
-           "gather_claims", "analysis_info", "claims_ledger", "scipy_docstrings_left_as_they_are"]
+           "gather_claims", "analysis_info", "claims_ledger", "scipy_docstrings_left_as_they_are",
+           "matplotlib_docstrings_left_as_they_are", "job_pyplot"]
 
 #: the id of a block's one run job with ``split_jobs: block`` (its result file ``results/<study>/runs/all.csv``)
 BLOCK_JOB = "all"
@@ -376,6 +377,60 @@ def scipy_docstrings_left_as_they_are():
                 m.FunctionDoc = parser
 
 
+#: the matplotlib release whose import-time property tables :func:`matplotlib_docstrings_left_as_they_are` was
+#: verified with (tests/test_mpl_import.py): any other matplotlib is imported as it is
+MATPLOTLIB_DOCSTRINGS_VERIFIED = "3.11."
+
+
+def _no_property_table(artist):
+    """The stand-in for ``matplotlib.artist.kwdoc`` while pyplot is imported: no table."""
+    return ""
+
+
+@contextmanager
+def matplotlib_docstrings_left_as_they_are():
+    """While the block runs, importing matplotlib's plotting modules leaves out the property tables of docstrings.
+
+    As matplotlib 3.11 defines each Artist subclass (about a hundred, on importing pyplot) it writes a table of
+    every settable property into the docstring of the class's ``set`` (``matplotlib.artist.kwdoc``, which reads
+    each setter's docstring), and it fills the ``%(Line2D:kwdoc)s``-style fields of the plotting functions'
+    docstrings with the same tables: ~0.15 CPU-s of every import of pyplot, for text no job reads.  Here
+    ``kwdoc`` gives an empty table while the block runs: the classes, their ``set`` signatures (matplotlib builds
+    those apart from the text), defaults and pixels are matplotlib's (tests/test_mpl_import.py).  Nothing is
+    changed where pyplot is imported already or where matplotlib is not the release it was verified with
+    (:data:`MATPLOTLIB_DOCSTRINGS_VERIFIED`); ``kwdoc`` is put back after the block.  For the workflow's own job
+    processes (:func:`job_pyplot`): the library never applies it, so a user's matplotlib keeps its tables.
+    """
+    try:
+        if "matplotlib.pyplot" in sys.modules:
+            raise ImportError("imported already")
+        import matplotlib
+
+        if not matplotlib.__version__.startswith(MATPLOTLIB_DOCSTRINGS_VERIFIED):
+            raise ImportError(f"matplotlib {matplotlib.__version__}: not verified")  # its tables may be read elsewhere
+        from matplotlib import artist
+
+        kwdoc = artist.kwdoc
+    except (ImportError, AttributeError):
+        yield
+        return
+    artist.kwdoc = _no_property_table
+    try:
+        yield
+    finally:
+        if artist.kwdoc is _no_property_table:
+            artist.kwdoc = kwdoc
+
+
+def job_pyplot():
+    """matplotlib's pyplot on the Agg backend for a workflow job that draws (:func:`nystrom_bench.report.pyplot`),
+    imported without the docstrings' property tables (:func:`matplotlib_docstrings_left_as_they_are`, issue 39)."""
+    from . import report
+
+    with matplotlib_docstrings_left_as_they_are():
+        return report.pyplot()
+
+
 def analyze_study(study, inputs, out, info, coords, logs, claim_keys=(), section=None, analysis=None):
     """Workflow stage ``analysis``: a study's analysis in one process, each step into its own log.
 
@@ -418,6 +473,7 @@ def analyze_study(study, inputs, out, info, coords, logs, claim_keys=(), section
     with job_log(logs["figures"]) as log:
         from . import report
 
+        job_pyplot()  # ~0.15 CPU-s of pyplot's import less (issue 39)
         paths = report.study_figures(out["results"], analysis, out["figures"],
                                      figure_coords=analysis.get("figure_coords"),
                                      paper_curve=section.paper_curve, extra_figures=section.figures,
