@@ -48,7 +48,6 @@ Command line: ``nystrom-bench data list | show NAME | fetch NAME [--npz FILE] | 
 from __future__ import annotations
 
 from .catalog import FORMATS, SOURCE_KINDS, TASKS, available, info, registry
-from .cli import main
 from .errors import DataError
 from .remote import default_cache_dir
 from .sources import check_available, keel_path, obtain
@@ -65,6 +64,16 @@ from .splits import (
 )
 from .store import load_npz, save_npz_atomic
 from .synthetic import make_mcm_grid, make_scalable
+
+
+def main(argv=None, prog_name="nystrom-bench-data"):
+    """The data command line (:func:`nystrom_bench.data.cli.main`: ``list``, ``info``, ``fetch``, ``cache``) on
+    ``argv``; returns the exit status.  Its module (click) is imported here, when the command runs, not by every
+    ``import nystrom_bench.data`` (~40 ms of each obtain and split job's start-up, issue 39)."""
+    from .cli import main as cli_main
+
+    return cli_main(argv, prog_name=prog_name)
+
 
 __all__ = [
     "registry",

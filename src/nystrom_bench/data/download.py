@@ -23,8 +23,6 @@ import hashlib
 import lzma
 import sys
 import time
-import urllib.error
-import urllib.request
 import zipfile
 import zlib
 from pathlib import Path
@@ -111,6 +109,11 @@ def _progress(done, total, label, stream):
 
 def _download_once(url, fh, timeout, label, stream):
     """Stream url into the open binary file ``fh``; return the SHA-256. Raises _Transient or DownloadError."""
+    # imported here, by a download: urllib.request (http.client, email) is ~30 ms of every obtain and split job's
+    # start-up, which mostly read embedded or generated data (issue 39)
+    import urllib.error
+    import urllib.request
+
     req = urllib.request.Request(url, headers={"User-Agent": "nystrom-bench"})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
