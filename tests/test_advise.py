@@ -18,6 +18,7 @@ from scipy import linalg
 
 from nystrom_bench import kernels
 from nystrom_bench.advise import (
+    MIN_FOLDS,
     AdviseError,
     advise,
     advise_command,
@@ -39,6 +40,20 @@ def cpu_clock():
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("nystrom_bench.advise._clock", time.process_time)
         yield
+
+
+def _confirmed(X, y, budget, seed=0, tries=3):
+    """``advise(X, y, budget=budget, seed=seed)``, asked again with twice the budget (at most ``tries`` times in all)
+    while the budget bought fewer than MIN_FOLDS confirmation folds: a machine slower than this one, or one shared
+    with other work, takes more CPU seconds per fold even on the CPU clock (a ``make test`` beside the workflow
+    fixture confirmed the unequal clusters in 5 folds within 6 s, not 10: "raise the budget").  The answers below
+    are claims about enough budget; the study's verdict at whatever budget confirms is what the tests assert."""
+    for _ in range(tries):
+        a = advise(X, y, budget=budget, seed=seed)
+        if a.evidence["folds"] >= MIN_FOLDS:
+            return a
+        budget *= 2
+    return a
 
 
 def _smooth(n, seed=0):
@@ -109,7 +124,7 @@ def test_infer_task():
 @pytest.fixture(scope="module")
 def smooth_advice():
     X, y = _smooth(880)
-    return advise(X[:800], y[:800], budget=10, seed=0), X[800:], y[800:]
+    return _confirmed(X[:800], y[:800], budget=10), X[800:], y[800:]
 
 
 def test_smooth_clean_target_gets_more_landmarks_and_a_smaller_alpha(smooth_advice):
@@ -134,7 +149,7 @@ def test_refitted_model_reaches_its_promise_on_rows_it_never_saw(smooth_advice):
 
 def test_unequal_clusters_get_a_non_uniform_sampler():
     X, y = _unequal_clusters()
-    a = advise(X, y, budget=6, seed=0)
+    a = _confirmed(X, y, budget=6)
     assert not a.keep_default, a.summary()
     assert a.params["sampler"] != "uniform", a.summary()
     assert a.evidence["estimate"] < 1 and a.evidence["p"] < 0.05
