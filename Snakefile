@@ -11,9 +11,10 @@ min_version("9.0")
 # the internet and sends usage records): a reproduction runs offline and sends nothing. The jobs inherit
 # this process's environment (sbatch passes it on a cluster); MLFLOW_DISABLE_TELEMETRY=false turns it back on.
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-# Python's string hashing is salted per process, and scikit-posthocs draws the critical-difference bars in the
-# order of a set: each run drew other pixels (krr's cd_test_mse.png: 1,292 of them between two hash seeds).
-# One seed for every job makes a re-run's figures (and the PDFs and HTML report that embed them) the same bytes.
+# Python's string hashing is salted per process, so the order of a set of strings differs from run to run.  No
+# output is known to depend on it (the critical-difference bars, drawn by scikit-posthocs in a set's order, are put
+# in rank order by report.cd_figure: krr's cd_test_mse.png differed by 1,292 pixels between two hash seeds before);
+# one seed for every job keeps any such order the same in a re-run, so its files are the same bytes.
 os.environ.setdefault("PYTHONHASHSEED", "0")
 
 

@@ -301,10 +301,11 @@ report.cd_figure(ranks, p, sys.argv[1], cd=1.5)
 """
 
 
-def test_critical_difference_figure_bytes_follow_the_hash_seed_which_the_workflow_fixes(tmp_path):
-    """scikit-posthocs draws the bars in the order of a Python set, so the PNG's pixels depend on the
-    process's string-hash seed; the Snakefile gives every job one seed (PYTHONHASHSEED=0), so a re-run draws
-    the same bytes."""
+def test_critical_difference_figure_bytes_are_the_same_under_every_hash_seed(tmp_path):
+    """scikit-posthocs draws each bar through its methods in the order of a Python set, whose order follows the
+    process's string-hash seed; cd_figure puts every bar in rank order, so the PNG is the same bytes under any
+    seed (before: other pixels under each seed).  The Snakefile still gives every job one seed (PYTHONHASHSEED=0)
+    for any set order elsewhere."""
     import os
     import re
     import subprocess
@@ -316,12 +317,45 @@ def test_critical_difference_figure_bytes_follow_the_hash_seed_which_the_workflo
         subprocess.run([sys.executable, "-c", _CD_SCRIPT, str(tmp_path / name)], env=env, check=True)
         return (tmp_path / name).read_bytes()
 
-    first, again = draw(0, "a.png"), draw(0, "b.png")
-    assert first == again
+    first = draw(0, "a.png")
+    for seed in (1, 2, 3):
+        assert draw(seed, f"s{seed}.png") == first, f"hash seed {seed} drew other pixels"
     snakefile = (Path(__file__).resolve().parents[1] / "Snakefile").read_text()
     assert re.search(r'os\.environ\.setdefault\("PYTHONHASHSEED", "0"\)', snakefile)
-    assert any(draw(seed, f"s{seed}.png") != first for seed in (1, 2, 3, 4)), \
-        "the figure no longer depends on the hash seed: the Snakefile's PYTHONHASHSEED may go"
+
+
+def test_critical_difference_bars_run_in_rank_order(tmp_path, monkeypatch):
+    """Each bar's line visits its methods from the lowest mean rank to the highest (one horizontal line, never
+    doubling back), whatever order scikit-posthocs gave them in."""
+    import numpy as np
+    import pandas as pd
+    import scikit_posthocs as skp
+
+    drawn = []
+    real = skp.critical_difference_diagram
+
+    def keep(*args, **kwargs):
+        out = real(*args, **kwargs)
+        drawn.append(out)
+        for bar in out["crossbars"]:  # as a set's order may give them
+            for line in bar:
+                line.set_data(line.get_xdata()[::-1], line.get_ydata()[::-1])
+        return out
+
+    monkeypatch.setattr(skp, "critical_difference_diagram", keep)
+    names = ["a", "b", "c", "d", "e", "f"]
+    ranks = pd.Series([1.2, 1.9, 2.6, 3.1, 4.4, 5.3], index=names)
+    p = pd.DataFrame(1.0, index=names, columns=names)
+    for i, x in enumerate(names):
+        for j, y in enumerate(names):
+            if abs(i - j) > 2:
+                p.loc[x, y] = 0.001
+    report.cd_figure(ranks, p, tmp_path / "cd.png", cd=1.5)
+    bars = [line for bar in drawn[0]["crossbars"] for line in bar]
+    assert len(bars) == 4  # the groups a-c, b-d, c-e, d-f
+    for line in bars:
+        x = np.asarray(line.get_xdata(), dtype=float)
+        assert len(x) == 3 and np.all(np.diff(x) > 0), x
 
 
 def _grid_figure(plt, title_y=None):

@@ -545,9 +545,19 @@ def cd_figure(mean_ranks, pvalues, out_png, title=None, cd=None, alpha=0.05):
     ranks = pd.Series(mean_ranks, dtype=float).sort_values()
     k = len(ranks)
     fig, ax = plt.subplots(figsize=(7.0, 1.1 + 0.24 * k))
-    skp.critical_difference_diagram(ranks, pvalues.loc[ranks.index, ranks.index], ax=ax, alpha=alpha,
-                                    label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}",
-                                    label_props={"fontsize": 8}, text_h_margin=0.05)
+    drawn = skp.critical_difference_diagram(ranks, pvalues.loc[ranks.index, ranks.index], ax=ax, alpha=alpha,
+                                            label_fmt_left="{label} ({rank:.2f})",
+                                            label_fmt_right="({rank:.2f}) {label}",
+                                            label_props={"fontsize": 8}, text_h_margin=0.05)
+    # scikit-posthocs draws each bar through its methods' ranks in the order of a Python set (of labels), so a bar
+    # could double back: a darker overlap and a join whose spike moved the tight box, and with it every pixel,
+    # with the hash seed or anything else that changes a set's order.  In rank order the bar is the same line,
+    # drawn the same way in every process.
+    for bar in drawn.get("crossbars", []) if isinstance(drawn, dict) else []:
+        for line in bar:
+            x, y = np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)
+            order = np.argsort(x, kind="stable")
+            line.set_data(x[order], y[order])
     lo, hi = 1.0, float(max(k, ranks.max()))
     ax.set_xlim(lo - 0.1, hi + 0.1)
     ax.set_xticks(range(1, int(np.ceil(hi)) + 1))
