@@ -394,11 +394,12 @@ def matplotlib_docstrings_left_as_they_are():
     As matplotlib 3.11 defines each Artist subclass (about a hundred, on importing pyplot) it writes a table of
     every settable property into the docstring of the class's ``set`` (``matplotlib.artist.kwdoc``, which reads
     each setter's docstring), and it fills the ``%(Line2D:kwdoc)s``-style fields of the plotting functions'
-    docstrings with the same tables: ~0.15 CPU-s of every import of pyplot, for text no job reads.  Here
+    docstrings with the same tables: ~0.2 CPU-s of every import of pyplot (0.55 -> 0.35), for text no job reads.  Here
     ``kwdoc`` gives an empty table while the block runs: the classes, their ``set`` signatures (matplotlib builds
     those apart from the text), defaults and pixels are matplotlib's (tests/test_mpl_import.py).  Nothing is
     changed where pyplot is imported already or where matplotlib is not the release it was verified with
-    (:data:`MATPLOTLIB_DOCSTRINGS_VERIFIED`); ``kwdoc`` is put back after the block.  For the workflow's own job
+    (:data:`MATPLOTLIB_DOCSTRINGS_VERIFIED`); ``kwdoc`` is put back after the block (the tables matplotlib
+    filled in and cached during it stay empty in this process: docstrings only).  For the workflow's own job
     processes (:func:`job_pyplot`): the library never applies it, so a user's matplotlib keeps its tables.
     """
     try:
@@ -473,7 +474,7 @@ def analyze_study(study, inputs, out, info, coords, logs, claim_keys=(), section
     with job_log(logs["figures"]) as log:
         from . import report
 
-        job_pyplot()  # ~0.15 CPU-s of pyplot's import less (issue 39)
+        job_pyplot()  # ~0.2 CPU-s of pyplot's import less (issue 39)
         paths = report.study_figures(out["results"], analysis, out["figures"],
                                      figure_coords=analysis.get("figure_coords"),
                                      paper_curve=section.paper_curve, extra_figures=section.figures,
