@@ -34,31 +34,28 @@ PIP_INSTALL  := $(BIN)/python -m pip install -q --no-compile
 COMPILE_VENV  = $(BIN)/python -m compileall -q -j 0 "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
                 || echo "compileall: the files above did not compile (pip skips them too); they are imported from source"
 
-# the recipe of every .installed-* target below; EXTRAS: the target's pip extras
-define INSTALL_VENV
-	$(PIP_INSTALL) -e '.[$(EXTRAS)]'
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(PIP_INSTALL) -e '.[workflow,fast]'
 	$(PIP_INSTALL) --no-deps $(KEEL)
 	$(COMPILE_VENV)
-endef
-
-$(VENV)/.installed-run: EXTRAS = workflow,fast
-$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
-	$(INSTALL_VENV)
 	touch $@
 
-$(VENV)/.installed-test: EXTRAS = workflow,fast,test
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(INSTALL_VENV)
+	$(PIP_INSTALL) -e '.[workflow,fast,test]'
+	$(PIP_INSTALL) --no-deps $(KEEL)
+	$(COMPILE_VENV)
 	touch $@ $(VENV)/.installed-run
 
-$(VENV)/.installed-cluster: EXTRAS = workflow,fast,test,cluster
 $(VENV)/.installed-cluster: pyproject.toml | $(BIN)/python
-	$(INSTALL_VENV)
+	$(PIP_INSTALL) -e '.[workflow,fast,test,cluster]'
+	$(PIP_INSTALL) --no-deps $(KEEL)
+	$(COMPILE_VENV)
 	touch $@ $(VENV)/.installed-test $(VENV)/.installed-run
 
-$(VENV)/.installed-docs: EXTRAS = workflow,fast,docs
 $(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
-	$(INSTALL_VENV)
+	$(PIP_INSTALL) -e '.[workflow,fast,docs]'
+	$(PIP_INSTALL) --no-deps $(KEEL)
+	$(COMPILE_VENV)
 	touch $@ $(VENV)/.installed-run
 
 venv: $(VENV)/.installed-run
