@@ -372,8 +372,33 @@ def rule_better(s):
         lost += sd < 0
     k = len(cs)
     v = "reproduced" if beaten == k else "not reproduced" if lost or not beaten else "partly reproduced"
-    return v, f"beats {beaten} of {k}, {lost} better than a (min effect {m:.0%}); " + "; ".join(map(words, cs)), \
-        max(c["p_holm"] for c in cs)
+    every = ""
+    coord = s.c.get("every")
+    if coord:  # "at every value of the coord": the HL estimate on each value's blocks alone, no test
+        if coord not in s.blocks:
+            raise ValueError(f"every: {coord!r} is not a coord the claim pairs over")
+        sides = []
+        for r in s.b:
+            w = s.paired(r)
+            at = w.index.get_level_values(coord)
+            for value in sorted(set(at), key=lambda x: (float(x) if is_number(x) else 0.0, str(x))):
+                sub = w[at == value]
+                sides.append(side(compare(sub[s.a].to_numpy(), sub[r].to_numpy(), s.lower, s.effect), s.lower, m))
+        if min(sides) < 0:
+            v = "not reproduced"
+        elif 0 in sides and v == "reproduced":
+            v = "partly reproduced"
+        every = f"at every {coord}: ahead {sides.count(1)}, even {sides.count(0)}, behind {sides.count(-1)}; "
+    return v, every + f"beats {beaten} of {k}, {lost} better than a (min effect {m:.0%}); " + \
+        "; ".join(map(words, cs)), max(c["p_holm"] for c in cs)
+
+
+def is_number(x):
+    try:
+        float(x)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def rule_no_worse(s):

@@ -313,3 +313,30 @@ def test_a_declared_stand_in_answers_where_the_papers_data_set_is_absent():
     with_usps = pd.concat([df, df[df["dataset"] == "digits"].assign(dataset="usps")])
     assert not claims.evaluate({**claim, "stand_ins": {"usps": "digits"}}, with_usps, INFO)["evidence"].startswith(
         "Tested on the stand-in")
+
+
+def test_every_value_of_a_coord_turns_a_pooled_pass_into_not_reproduced():
+    """The pattern of the BLESS timing claim: ``a`` far ahead at one m and behind at the other passes the pooled
+    test on most blocks, but "at every m" it is not reproduced, and the evidence names the value behind."""
+    df = _frame({"a": -0.3, "b": 0.0}, n_seeds=12, ms=(100, 200, 300))
+    df.loc[(df["method"] == "a") & (df["m"] == 300), "err"] += 0.6  # a behind b at m = 300 only
+    pooled = claims.evaluate(_claim(rule="better", metric="err", a="a", b="b"), df, INFO)
+    assert pooled["verdict"] == "reproduced"
+    row = claims.evaluate(_claim(rule="better", metric="err", a="a", b="b", every="m"), df, INFO)
+    assert row["verdict"] == "not reproduced"
+    assert "At every m: a ahead at m = 100, 200; behind at m = 300 (median ratio +" in row["evidence"]
+    assert row["p_value"] == pooled["p_value"] and row["effect"] == pooled["effect"]
+    assert "and at every m" in row["test"]
+    ahead = _frame({"a": -0.3, "b": 0.0}, n_seeds=12, ms=(100, 200, 300))
+    assert claims.evaluate(_claim(rule="better", metric="err", a="a", b="b", every="m"), ahead, INFO)["verdict"] == \
+        "reproduced"
+
+
+def test_every_names_a_coord_of_a_better_claim():
+    df = _frame({"a": -0.3, "b": 0.0})
+    out = claims.ledger([_claim(rule="better", metric="err", a="a", b="b", every="lambda"),
+                         _claim(rule="no_worse", metric="err", a="a", b="b", every="m")], {"toy": df}, {"toy": INFO})
+    assert list(out["verdict"]) == ["not testable", "not testable"]
+    assert "every: 'lambda' is not a coord the claim pairs over (it pairs over dataset, kernel, seed, m)" in \
+        out.loc[0, "evidence"]
+    assert "every: applies to rule better only, not 'no_worse'" in out.loc[1, "evidence"]

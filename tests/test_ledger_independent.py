@@ -205,7 +205,26 @@ def my_better(df, claim):
         lost += (not a_better) and big
     verdict = ("reproduced" if beaten == len(cs) else "not reproduced" if lost or not beaten
                else "partly reproduced")
-    return verdict, max(adj), "; ".join(effect_text(c) for c in cs), cs
+    levels = []
+    if claim.get("every"):  # at every value of the coord: the estimate on that value's blocks alone, no test
+        coord, behind, even = claim["every"], 0, 0
+        rows = _rows(df, claim)
+        rivals = claim["b"] if isinstance(claim["b"], list) else [claim["b"]]
+        for r in rivals:
+            for value in sorted(rows[coord].unique()):
+                a, b = _pairs(rows[rows[coord] == value], claim, r)
+                c = compare(a, b, lower, cs[0]["effect"])
+                levels.append(c)
+                est = c["estimate"]
+                a_better = (est < (1 if c["effect"] == "ratio" else 0)) == lower
+                big = _differs_by(est, e) if c["effect"] == "ratio" else est != 0
+                behind += (not a_better) and big
+                even += not big
+        if behind:
+            verdict = "not reproduced"
+        elif even and verdict == "reproduced":
+            verdict = "partly reproduced"
+    return verdict, max(adj), "; ".join(effect_text(c) for c in cs), cs + levels
 
 
 def my_no_worse(df, claim):
@@ -394,6 +413,23 @@ def test_better_on_a_coord_column(tmp_path, monkeypatch, seed):
     _check(tmp_path, monkeypatch, df, {"rule": "better", "metric": "err", "column": "m", "a": 100, "b": [50]})
 
 
+@pytest.mark.parametrize("m100", [0.3, 0.0, -0.3, 0.05])
+@pytest.mark.parametrize("metric", ["err", "fit_time", "shift"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_better_at_every_coord_value(tmp_path, monkeypatch, m100, metric, seed):
+    """``every: m``: ``a`` is well ahead at m = 50; at m = 100 its gap is ``m100`` (negative: behind, 0: even),
+    which the pooled test over both values can pass."""
+    df = _table(seed, {"a": 0.0, "r0": 0.0, "r1": 0.0}, noise=0.01, seeds=4)
+    for r, gap in (("r0", 0.3), ("r1", 0.4)):
+        at = {50: gap, 100: m100 if r == "r0" else gap}
+        z = df["m"].map(at)
+        rows = df["method"] == r
+        df.loc[rows, "err"] *= np.exp(z[rows])
+        df.loc[rows, "fit_time"] *= np.exp(z[rows])
+        df.loc[rows, "shift"] += z[rows]
+    _check(tmp_path, monkeypatch, df, {"rule": "better", "metric": metric, "a": "a", "b": ["r0", "r1"], "every": "m"})
+
+
 # -- no_worse ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("metric", "tolerance"), [("err", None), ("acc", 0.05), ("r2", None), ("shift", 0.05),
                                                    ("fit_time", None), ("err", 0.05)])
@@ -511,6 +547,12 @@ def test_the_cases_reach_every_verdict(tmp_path):
         ours(_table(3, case, noise=0.005), {"rule": "no_worse", "metric": "err", "a": "a", "b": ["r0"]})
     ours(_table(3, {"a": 0.0, "r0": 0.0, "r1": 0.0}, noise=0.005, method_noise={"r1": 0.5}),
          {"rule": "no_worse", "metric": "err", "a": "a", "b": ["r0", "r1"]})
+    every = set()
+    for m100 in (0.3, 0.0, -0.3):  # every: m -- ahead at both values, within the 10% at one, behind at one
+        df = _table(0, {"a": 0.0, "r0": 0.3}, noise=0.01, seeds=4)
+        df.loc[(df["method"] == "r0") & (df["m"] == 100), "fit_time"] *= math.exp(m100 - 0.3)  # a time: 10% counts
+        every.add(MINE["better"](df, {"rule": "better", "metric": "fit_time", "a": "a", "b": ["r0"], "every": "m"})[0])
+    assert every == {"reproduced", "partly reproduced", "not reproduced"}
     for n, k in [(5, 5), (8, 6), (5, 1)]:
         datasets = tuple(f"d{i}" for i in range(n))
         per = {(ds, "a"): (-0.3 if i < k else 0.3) for i, ds in enumerate(datasets)}
