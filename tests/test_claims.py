@@ -327,6 +327,7 @@ def test_every_value_of_a_coord_turns_a_pooled_pass_into_not_reproduced():
     assert "At every m: a ahead at m = 100, 200; behind at m = 300 (median ratio +" in row["evidence"]
     assert row["p_value"] == pooled["p_value"] and row["effect"] == pooled["effect"]
     assert "and at every m" in row["test"]
+    assert row["ours"].startswith(pooled["ours"] + "; at every m: ahead at 2 of 3; behind at 1: m = 300: +")
     ahead = _frame({"a": -0.3, "b": 0.0}, n_seeds=12, ms=(100, 200, 300))
     assert claims.evaluate(_claim(rule="better", metric="err", a="a", b="b", every="m"), ahead, INFO)["verdict"] == \
         "reproduced"
