@@ -374,31 +374,33 @@ def rule_better(s):
     v = "reproduced" if beaten == k else "not reproduced" if lost or not beaten else "partly reproduced"
     every = ""
     coord = s.c.get("every")
-    if coord:  # "at every value of the coord": the HL estimate on each value's blocks alone, no test
-        if coord not in s.blocks:
+    if coord:  # "at every value of the coord": the HL estimate on each value's blocks alone, either side shown
+        if coord not in s.blocks:  # by a one-sided sign test at 5%; a value counts by its worst rival
             raise ValueError(f"every: {coord!r} is not a coord the claim pairs over")
-        sides = []
+        status = {}  # value -> 0 ahead, 1 not shown, 2 behind
         for r in s.b:
             w = s.paired(r)
             at = w.index.get_level_values(coord)
-            for value in sorted(set(at), key=lambda x: (float(x) if is_number(x) else 0.0, str(x))):
+            rows = filled(s.df[s.df[s.column].isin([s.a, r])], [coord])[coord]
+            for value in set(rows) | set(at):
                 sub = w[at == value]
-                sides.append(side(compare(sub[s.a].to_numpy(), sub[r].to_numpy(), s.lower, s.effect), s.lower, m))
-        if min(sides) < 0:
+                st = 1
+                if len(sub):
+                    c = compare(sub[s.a].to_numpy(), sub[r].to_numpy(), s.lower, s.effect)
+                    sd, n = side(c, s.lower, m), c["better"] + c["worse"]
+                    k = c["better"] if sd > 0 else c["worse"]
+                    if sd and n and sps.binomtest(k, n, 0.5, alternative="greater").pvalue < ALPHA:
+                        st = 0 if sd > 0 else 2
+                status[value] = max(status.get(value, 0), st)
+        if 2 in status.values():
             v = "not reproduced"
-        elif 0 in sides and v == "reproduced":
+        elif 1 in status.values() and v == "reproduced":
             v = "partly reproduced"
-        every = f"at every {coord}: ahead {sides.count(1)}, even {sides.count(0)}, behind {sides.count(-1)}; "
+        got = list(status.values())
+        every = f"at every {coord}: ahead {got.count(0)}, not shown {got.count(1)}, behind {got.count(2)}; "
     return v, every + f"beats {beaten} of {k}, {lost} better than a (min effect {m:.0%}); " + \
         "; ".join(map(words, cs)), max(c["p_holm"] for c in cs)
 
-
-def is_number(x):
-    try:
-        float(x)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 def rule_no_worse(s):

@@ -325,9 +325,10 @@ def test_every_value_of_a_coord_turns_a_pooled_pass_into_not_reproduced():
     row = claims.evaluate(_claim(rule="better", metric="err", a="a", b="b", every="m"), df, INFO)
     assert row["verdict"] == "not reproduced"
     assert "At every m: a ahead at m = 100, 200; behind at m = 300 (median ratio +" in row["evidence"]
+    assert "worse in 36 of 36 blocks)" in row["evidence"]  # 3 data sets x 12 seeds
     assert row["p_value"] == pooled["p_value"] and row["effect"] == pooled["effect"]
     assert "and at every m" in row["test"]
-    assert row["ours"].startswith(pooled["ours"] + "; at every m: ahead at 2 of 3; behind at 1: m = 300: +")
+    assert row["ours"].startswith(pooled["ours"] + "; at every m: ahead at 2 of 3 values; behind at m = 300 (+")
     ahead = _frame({"a": -0.3, "b": 0.0}, n_seeds=12, ms=(100, 200, 300))
     assert claims.evaluate(_claim(rule="better", metric="err", a="a", b="b", every="m"), ahead, INFO)["verdict"] == \
         "reproduced"
@@ -341,3 +342,27 @@ def test_every_names_a_coord_of_a_better_claim():
     assert "every: 'lambda' is not a coord the claim pairs over (it pairs over dataset, kernel, seed, m)" in \
         out.loc[0, "evidence"]
     assert "every: applies to rule better only, not 'no_worse'" in out.loc[1, "evidence"]
+
+
+def test_every_needs_a_sign_test_to_call_a_value_behind_and_names_the_values_it_cannot_show():
+    """A value where ``a`` ties its rival is not shown either way (partly, never a coin flip into not
+    reproduced); so is a value without a paired block, and an empty coord is a value of its own."""
+    df = _frame({"a": -0.3, "b": 0.0}, n_seeds=6, ms=(100, 200, 300))
+    tie = (df["method"] == "a") & (df["m"] == 300)
+    df.loc[tie, "err"] = df.loc[tie, "err"].to_numpy() + 0.3  # a as good as b at m = 300, up to the noise
+    for seed in range(4):
+        noisy = df.copy()
+        noisy.loc[tie, "err"] += 0.01 * np.random.default_rng(seed).standard_normal(int(tie.sum()))
+        row = claims.evaluate(_claim(rule="better", metric="err", a="a", b="b", every="m"), noisy, INFO)
+        assert row["verdict"] == "partly reproduced", row["evidence"]
+        assert "not shown at m = 300" in row["ours"]
+    gap = _frame({"a": -0.3, "b": 0.0}, n_seeds=6, ms=(100, 200, 300))
+    gap = gap[~((gap["method"] == "b") & (gap["m"] == 300))]  # the rival never ran at m = 300
+    row = claims.evaluate(_claim(rule="better", metric="err", a="a", b="b", every="m"), gap, INFO)
+    assert row["verdict"] == "partly reproduced" and "300 (no paired block)" in row["evidence"]
+    empty = _frame({"a": -0.3, "b": 0.0}, n_seeds=6, ms=(100, 200, 300))
+    empty["m"] = empty["m"].astype(float)
+    empty.loc[empty["m"] == 300, "m"] = np.nan
+    empty.loc[(empty["method"] == "a") & empty["m"].isna(), "err"] += 0.6  # behind where m is empty
+    row = claims.evaluate(_claim(rule="better", metric="err", a="a", b="b", every="m"), empty, INFO)
+    assert row["verdict"] == "not reproduced" and "behind at m = (empty)" in row["evidence"]

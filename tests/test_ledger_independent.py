@@ -206,23 +206,29 @@ def my_better(df, claim):
     verdict = ("reproduced" if beaten == len(cs) else "not reproduced" if lost or not beaten
                else "partly reproduced")
     levels = []
-    if claim.get("every"):  # at every value of the coord: the estimate on that value's blocks alone, no test
-        coord, behind, even = claim["every"], 0, 0
+    if claim.get("every"):  # at every value of the coord: the estimate on that value's blocks alone, either side
+        coord, col = claim["every"], claim.get("column", "method")  # shown by a one-sided sign test at 5%
         rows = _rows(df, claim)
         rivals = claim["b"] if isinstance(claim["b"], list) else [claim["b"]]
+        status = {}  # 0 ahead, 1 not shown, 2 behind; a value counts by its worst rival
         for r in rivals:
-            for value in sorted(rows[coord].unique()):
-                a, b = _pairs(rows[rows[coord] == value], claim, r)
-                c = compare(a, b, lower, cs[0]["effect"])
-                levels.append(c)
-                est = c["estimate"]
-                a_better = (est < (1 if c["effect"] == "ratio" else 0)) == lower
-                big = _differs_by(est, e) if c["effect"] == "ratio" else est != 0
-                behind += (not a_better) and big
-                even += not big
-        if behind:
+            mine = rows[rows[col].isin([claim["a"], r])]
+            for value in sorted(mine[coord].unique()):
+                a, b = _pairs(mine[mine[coord] == value], claim, r)
+                st = 1
+                if len(a):
+                    c = compare(a, b, lower, cs[0]["effect"])
+                    levels.append(c)
+                    est, n = c["estimate"], c["better"] + c["worse"]
+                    a_better = (est < (1 if c["effect"] == "ratio" else 0)) == lower
+                    big = _differs_by(est, e) if c["effect"] == "ratio" else est != 0
+                    k = c["better"] if a_better else c["worse"]  # the blocks on the estimate's side
+                    shown = n > 0 and sps.binomtest(k, n, 0.5, alternative="greater").pvalue < ALPHA
+                    st = (0 if a_better else 2) if big and shown else 1
+                status[value] = max(status.get(value, 0), st)
+        if 2 in status.values():
             verdict = "not reproduced"
-        elif even and verdict == "reproduced":
+        elif 1 in status.values() and verdict == "reproduced":
             verdict = "partly reproduced"
     return verdict, max(adj), "; ".join(effect_text(c) for c in cs), cs + levels
 
