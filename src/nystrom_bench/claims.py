@@ -537,12 +537,12 @@ def _better(s):
                 _pair_words(s, c, p) for c, p in zip(cs, adj, strict=True)) + "."}
 
 
-def _sign_p(worse, n):
-    """One-sided sign test: the chance of ``worse`` or more of ``n`` untied blocks going one way when each
-    goes either way with probability 1/2 (exact: ``sum_k C(n, k) / 2^n`` over k >= worse)."""
-    from math import comb
+def _sign_p(k, n):
+    """One-sided sign test: p of ``k`` or more of ``n`` untied blocks going one way, each way having
+    probability 1/2 (the exact binomial test :func:`_share_verdict` runs)."""
+    from scipy import stats as sps
 
-    return sum(comb(n, k) for k in range(worse, n + 1)) / 2.0**n if n else 1.0
+    return float(sps.binomtest(k, n, 0.5, alternative="greater").pvalue) if n else 1.0
 
 
 def _every_level(s, coord, min_eff):
