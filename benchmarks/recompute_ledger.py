@@ -60,6 +60,10 @@ KINDS = {
                      "fit_time": True, "predict_time": True}, ("ratio", "integration")),
     # studies/scale/study.py metrics; coords ("n", "m")
     "scale": ({"test_rmse": True, "fit_time": True, "predict_time": True, "peak_mem_mb": True}, ("n", "m")),
+    # studies/samplers/study.py SamplersStudy.metrics; coords ("m",) (the rpc_smile and rpc_spiral blocks are
+    # samplers studies too)
+    "samplers": ({"trace_error": True, "frobenius_error": True, "spectral_error": True, "test_error": True,
+                  "sampling_seconds": True, "kernel_entries": True}, ("m",)),
     # studies/selection/study.py metrics; coords ("criterion",)
     "selection": ({"test_mse": True, "test_accuracy": False, "selection_seconds": True, "log2_gamma_selected": True,
                    "fit_time": True}, ("criterion",)),

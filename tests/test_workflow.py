@@ -581,6 +581,27 @@ def test_claims_ledger_recomputed_with_plain_scipy(workdir):
 
 
 @READS_RUN
+def test_the_outside_check_recomputes_every_verdict_of_the_run(workdir, tmp_path, capsys):
+    """benchmarks/recompute_ledger.py (pandas and SciPy only) on the tiny run: every claim whose block ran is
+    recomputed and agrees with the ledger, p-values included; only 'not run' blocks and not_testable claims are
+    skipped."""
+    from test_recompute_ledger import recompute_ledger
+
+    from nystrom_bench import papers
+
+    out = tmp_path / "outside.json"
+    assert recompute_ledger.main([str(workdir), "--config", "tiny.yaml", "--json", str(out)]) == 0
+    got = json.loads(out.read_text())
+    differ = [(r["claim_id"], r["ours"], r["project"]) for r in got["claims"] if not r["agree"] or not r["p_agree"]]
+    assert not differ, capsys.readouterr().out
+    assert got["shared"] >= 20
+    assert {r["study"] for r in got["claims"]} == set(TINY["studies"]) & {s for c in papers.all_claims()
+                                                                           for s in recompute_ledger.as_list(c["study"])}
+    for s in got["skipped"]:
+        assert s["why"].startswith(("not_testable", "study [")), s
+
+
+@READS_RUN
 def test_html_report(workdir, dry_runs):
     _checked(dry_runs["report"], "--report", check=True)
     assert (workdir / "reports/workflow.html").stat().st_size > 10_000
