@@ -377,31 +377,13 @@ def rule_better(s):
     k = len(cs)
     v = "reproduced" if beaten == k else "not reproduced" if lost or not beaten else "partly reproduced"
     every = ""
-    coord = s.c.get("every")
-    if coord:  # "at every value of the coord": the HL estimate on each value's blocks alone, either side shown
-        if coord not in s.blocks:  # by a one-sided sign test at 5%; a value counts by its worst rival
-            raise ValueError(f"every: {coord!r} is not a coord the claim pairs over")
-        status = {}  # value -> 0 ahead, 1 not shown, 2 behind
-        for r in s.b:
-            w = s.paired(r)
-            at = w.index.get_level_values(coord)
-            rows = filled(s.df[s.df[s.column].isin([s.a, r])], [coord])[coord]
-            for value in set(rows) | set(at):
-                sub = w[at == value]
-                st = 1
-                if len(sub):
-                    c = compare(sub[s.a].to_numpy(), sub[r].to_numpy(), s.lower, s.effect)
-                    sd, n = side(c, s.lower, m), c["better"] + c["worse"]
-                    k = c["better"] if sd > 0 else c["worse"]
-                    if sd and n and sps.binomtest(k, n, 0.5, alternative="greater").pvalue < ALPHA:
-                        st = 0 if sd > 0 else 2
-                status[value] = max(status.get(value, 0), st)
-        if 2 in status.values():
-            v = "not reproduced"
-        elif 1 in status.values() and v == "reproduced":
-            v = "partly reproduced"
-        got = list(status.values())
-        every = f"at every {coord}: ahead {got.count(0)}, not shown {got.count(1)}, behind {got.count(2)}; "
+    if s.c.get("every"):  # "at every value of the coord": the HL estimate on each value's blocks alone, either
+        def judge(c):     # side shown by a one-sided sign test at 5%
+            sd, n = side(c, s.lower, m), c["better"] + c["worse"]
+            k = c["better"] if sd > 0 else c["worse"]
+            return (0 if sd > 0 else 2) if sd and n and sign_p(k, n) < ALPHA else 1
+
+        v, every = at_every(s, judge, v, 0.95, ("ahead", "behind"))
     return v, every + f"beats {beaten} of {k}, {lost} better than a (min effect {m:.0%}); " + \
         "; ".join(map(words, cs)), max(c["p_holm"] for c in cs)
 
@@ -425,8 +407,53 @@ def rule_no_worse(s):
         within += ok
         worse += bool(p < ALPHA and beyond and side(c, s.lower) < 0)
     v = "reproduced" if within == k else "not reproduced" if worse or not within else "partly reproduced"
-    return v, (f"within the {tol:g} margin of {within} of {k}, worse than {worse} ({100 * (1 - ALPHA / k):.4g}% "
-               "intervals); " + "; ".join(map(words, cs))), min(c["p_holm"] for c in cs)
+    every = ""
+    if s.c.get("every"):  # per value of the coord: within (the same interval on its blocks alone), worse (the
+        def judge(c):     # estimate beyond the margin, a one-sided sign test at 5% on its worse blocks), else not shown
+            m = tol if c["effect"] == "ratio" else tol * c["rival_median"]
+            centre = 1.0 if c["effect"] == "ratio" else 0.0
+            bound = c["hi"] if s.lower else c["lo"]
+            if np.isfinite(bound) and (bound <= centre + m if s.lower else bound >= centre - m):
+                return 0
+            beyond = c["est"] > centre + m if s.lower else c["est"] < centre - m
+            n = c["better"] + c["worse"]
+            return 2 if beyond and side(c, s.lower) < 0 and n and sign_p(c["worse"], n) < ALPHA else 1
+
+        v, every = at_every(s, judge, v, 1 - ALPHA / k, ("within", "worse"))
+    return v, every + (f"within the {tol:g} margin of {within} of {k}, worse than {worse} "
+                       f"({100 * (1 - ALPHA / k):.4g}% intervals); " + "; ".join(map(words, cs))), \
+        min(c["p_holm"] for c in cs)
+
+
+def sign_p(k, n):
+    """One-sided sign test: P(k or more of n untied blocks one way), each way with probability 1/2."""
+    return sps.binomtest(k, n, 0.5, alternative="greater").pvalue
+
+
+def at_every(s, judge, v, confidence, names):
+    """``every: coord``: per value of the coord and rival, ``judge`` of the comparison on that value's blocks alone
+    (0 good, 1 not shown, 2 bad; not shown where the two share no block); a value counts by its worst rival.  Any
+    bad value: not reproduced; a value not shown turns a pooled 'reproduced' into 'partly'.  Returns the verdict and
+    the counts."""
+    coord = s.c["every"]
+    if coord not in s.blocks:
+        raise ValueError(f"every: {coord!r} is not a coord the claim pairs over")
+    status = {}
+    for r in s.b:
+        w = s.paired(r)
+        at = w.index.get_level_values(coord)
+        rows = filled(s.df[s.df[s.column].isin([s.a, r])], [coord])[coord]
+        for value in set(rows) | set(at):
+            sub = w[at == value]
+            st = judge({**compare(sub[s.a].to_numpy(), sub[r].to_numpy(), s.lower, s.effect, confidence),
+                        "rival_median": float(np.median(np.abs(sub[r].to_numpy(float))))}) if len(sub) else 1
+            status[value] = max(status.get(value, 0), st)
+    got = list(status.values())
+    if 2 in got:
+        v = "not reproduced"
+    elif 1 in got and v == "reproduced":
+        v = "partly reproduced"
+    return v, f"at every {coord}: {names[0]} {got.count(0)}, not shown {got.count(1)}, {names[1]} {got.count(2)}; "
 
 
 def parse_share(v):

@@ -248,7 +248,33 @@ def my_no_worse(df, claim):
         within += bool(ok)  # NaN bounds compare False
         worse += bool(p < ALPHA and beyond)
     verdict = "reproduced" if within == k else "not reproduced" if worse or not within else "partly reproduced"
-    return verdict, min(adj), "; ".join(effect_text(c) for c in cs), cs
+    levels = []
+    if claim.get("every"):  # per value of the coord, on its blocks alone: within the margin (the same interval);
+        coord, col = claim["every"], claim.get("column", "method")  # worse (estimate beyond it, a worse in more
+        rows = _rows(df, claim)                                     # blocks than chance: one-sided sign test)
+        rivals = claim["b"] if isinstance(claim["b"], list) else [claim["b"]]
+        status = {}  # 0 within, 1 not shown, 2 worse; a value counts by its worst rival
+        for r in rivals:
+            mine = rows[rows[col].isin([claim["a"], r])]
+            for value in sorted(mine[coord].unique()):
+                a, b = _pairs(mine[mine[coord] == value], claim, r)
+                st = 1
+                if len(a):
+                    c = compare(a, b, lower, cs[0]["effect"], 1 - ALPHA / k)
+                    levels.append(c)
+                    one = 1.0 if c["effect"] == "ratio" else 0.0
+                    tol_c = tol if c["effect"] == "ratio" else tol * float(np.median(np.abs(r9(b))))
+                    ok = c["ci_high"] <= one + tol_c if lower else c["ci_low"] >= one - tol_c
+                    beyond = c["estimate"] > one + tol_c if lower else c["estimate"] < one - tol_c
+                    n = c["better"] + c["worse"]
+                    shown = n > 0 and sps.binomtest(c["worse"], n, 0.5, alternative="greater").pvalue < ALPHA
+                    st = 0 if ok else 2 if beyond and shown else 1
+                status[value] = max(status.get(value, 0), st)
+        if 2 in status.values():
+            verdict = "not reproduced"
+        elif 1 in status.values() and verdict == "reproduced":
+            verdict = "partly reproduced"
+    return verdict, min(adj), "; ".join(effect_text(c) for c in cs), cs + levels
 
 
 def _share(share):
@@ -535,6 +561,22 @@ def test_equivalent(tmp_path, monkeypatch, metric, rel, tolerance):
     _check(tmp_path, monkeypatch, df, claim)
 
 
+@pytest.mark.parametrize("d2", [0.0, 0.3, -0.3, 0.06])
+@pytest.mark.parametrize("metric", ["err", "acc", "shift"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_no_worse_at_every_data_set(tmp_path, monkeypatch, d2, metric, seed):
+    """``every: dataset``: ``a`` ties both rivals on seven data sets; on d2 it is ``d2`` worse than r0 (0: a tie
+    too; 0.06: just beyond the 5% margin), which the pooled test over the eight data sets passes (for err and acc:
+    reproduced pooled, not reproduced at every data set)."""
+    per = {("d2", "a"): d2}
+    df = _table(seed, {"a": 0.0, "r0": 0.0, "r1": 0.0}, noise=0.003, seeds=6, per_dataset=per,
+                datasets=tuple(f"d{i}" for i in range(1, 9)))
+    df.loc[(df["method"] == "r1") & (df["dataset"] == "d2"), ["err", "acc", "shift"]] = \
+        df.loc[(df["method"] == "a") & (df["dataset"] == "d2"), ["err", "acc", "shift"]].to_numpy() * 1.001
+    _check(tmp_path, monkeypatch, df, {"rule": "no_worse", "metric": metric, "a": "a", "b": ["r0", "r1"],
+                                       "tolerance": 0.05, "every": "dataset"})
+
+
 # -- the cases cover every verdict of every rule ------------------------------------------------------
 def test_the_cases_reach_every_verdict(tmp_path):
     """Ours alone (cheap) over representative cases: each rule reaches each of its verdicts, so that the
@@ -558,6 +600,15 @@ def test_the_cases_reach_every_verdict(tmp_path):
         df = _table(0, {"a": 0.0, "r0": 0.3}, noise=0.01, seeds=4)
         df.loc[(df["method"] == "r0") & (df["m"] == 100), "fit_time"] *= math.exp(m100 - 0.3)  # a time: 10% counts
         every.add(MINE["better"](df, {"rule": "better", "metric": "fit_time", "a": "a", "b": ["r0"], "every": "m"})[0])
+    assert every == {"reproduced", "partly reproduced", "not reproduced"}
+    every = set()
+    for d2, seeds in ((0.0, 6), (0.3, 6), (0.0, 1)):  # every: dataset -- within everywhere, worse on d2, too few
+        per = {("d2", "a"): d2}                        # blocks for a 97.5% interval on d2 (2 blocks: not shown)
+        df = _table(0, {"a": 0.0, "r0": 0.0}, noise=0.003, seeds=6, per_dataset=per)
+        if seeds == 1:
+            df = df[(df["dataset"] != "d2") | (df["seed"] == 0)]
+        every.add(MINE["no_worse"](df, {"rule": "no_worse", "metric": "err", "a": "a", "b": ["r0"],
+                                        "tolerance": 0.05, "every": "dataset"})[0])
     assert every == {"reproduced", "partly reproduced", "not reproduced"}
     for n, k in [(5, 5), (8, 6), (5, 1)]:
         datasets = tuple(f"d{i}" for i in range(n))

@@ -38,7 +38,8 @@ A claim in ``papers/<key>.yaml`` (one list item under ``claims:``)::
       paper_number: 0.029                  # matches_value
       tolerance: 0.2                       # matches_value / no_worse / equivalent
       p: 0.5                               # slope_below: the threshold on the slope
-      every: m                             # better: the paper claims it at every value of this coord
+      every: m                             # better / no_worse: the paper claims it at every value of this
+                                           # coord (or block column, e.g. dataset)
       answers: [sampler]                   # optional: the findings question(s) it bears on
       not_testable: "reason"               # instead of a rule, where the evidence cannot be had
       note: "the paper's definition, how its number was read, caveats"
@@ -65,7 +66,9 @@ rule's exact definition is its function's docstring (docs/guide/verdicts.md, "Ho
     the equivalence margin ``tolerance`` (default 2%, 10% for a time) holds against every
     rival (the worse-side bound of the interval inside it): reproduced; against none, or
     significantly worse beyond it: not reproduced; else partly.  A non-significant test alone
-    never counts.
+    never counts.  ``every: dataset`` (a claim "on every data set"): also within the margin of
+    every rival on each value's blocks alone; worse beyond it at one (with a one-sided sign test):
+    not reproduced; neither at one: partly.
 ``best_on_most`` (:func:`_best_on_most`)
     ``a`` has the best mean on ``k`` of ``N`` data sets; ``share`` is the paper's word --
     ``all``, ``most`` or its own ``k/n``.  Reproduced when ours meets it; partly when short of
@@ -525,10 +528,15 @@ def _better(s):
     levels = ""
     coord = s.claim.get("every")
     if coord:
-        behind, even, levels, short = _every_level(s, coord, min_eff)
+        def judge(c):
+            d, n = _side(c, s.lower, min_eff), c["better"] + c["worse"]
+            if d > 0 and _sign_p(c["better"], n) < ALPHA:
+                return "ahead"
+            return "behind" if d < 0 and _sign_p(c["worse"], n) < ALPHA else "not shown"
+
+        behind, even, levels, short = _every_level(s, coord, judge)
         ours += f"; at every {coord}: {short}"
-        verdict = ("not reproduced" if behind else verdict if not even or verdict != "reproduced"
-                   else "partly reproduced")
+        verdict = _every_verdict(verdict, behind, even)
         test += (f"; and at every {coord}: the Hodges-Lehmann estimate on each value's blocks alone"
                  + (f" (by at least {min_eff:.0%})" if min_eff else "") + " and a one-sided sign test on them")
     return {"ours": ours, "effect": "; ".join(_effect_text(c) for c in cs), "p_value": float(max(adj)),
@@ -545,49 +553,58 @@ def _sign_p(k, n):
     return float(sps.binomtest(k, n, 0.5, alternative="greater").pvalue) if n else 1.0
 
 
-def _every_level(s, coord, min_eff):
-    """``(behind, not_shown, words, short)`` of :func:`_better`'s ``every: coord``.
+def _every_level(s, coord, judge, good="ahead", bad="behind", confidence=0.95):
+    """``(bad, not_shown, words, short)`` of a rule's ``every: coord`` (:func:`_better`, :func:`_no_worse`).
 
-    Per value of the coord and rival: *ahead* where the Hodges-Lehmann estimate on the value's blocks points the
-    claimed way by at least ``min_effect`` and a one-sided sign test on those blocks says ``a`` is better more
-    often than chance (p < 0.05: 5 of 5 blocks, 7 of 8, ...); *behind* the same the other way; else *not shown*
-    (too few blocks, a tie, noise, or no block the two share there).  A value counts
-    once: behind if behind some rival, ahead if ahead of every rival.  Returns the numbers of values behind and
-    not shown, the evidence sentence (per rival, the values by side, those behind with their estimate) and the
-    short form the ledger's ``ours`` ends with ("ahead at 4 of 5 values; behind at m = 150 (x3.6)")."""
-    rank = {"ahead": 0, "not shown": 1, "behind": 2}
-    status, per_rival, behind_words = {}, [], {}
+    Per value of the coord and rival, ``judge`` reads the comparison on that value's blocks alone
+    (:meth:`_Setup.level_pairs` at ``confidence``) as ``good`` (``_better``: *ahead*, the Hodges-Lehmann estimate
+    points the claimed way by at least the minimum effect and a one-sided sign test on those blocks says ``a`` is
+    better more often than chance, p < 0.05: 5 of 5 blocks, 7 of 8, ...), ``bad`` (*behind*: the same the other
+    way) or ``"not shown"`` (too few blocks, a tie, noise); a value where the two share no block is not shown.
+    A value counts once: bad if bad against some rival, good if good against every rival.  Returns the numbers of
+    values bad and not shown, the evidence sentence (per rival, the values by side, the bad ones with their
+    estimate) and the short form the ledger's ``ours`` ends with ("ahead at 4 of 5 values; behind at m = 150
+    (x3.6)")."""
+    rank = {good: 0, "not shown": 1, bad: 2}
+    status, per_rival, bad_words = {}, [], {}
     for rival in s.b:
-        sides = {"ahead": [], "not shown": [], "behind": []}
-        for value, c in s.level_pairs(rival, coord):
+        sides = {good: [], "not shown": [], bad: []}
+        for value, c in s.level_pairs(rival, coord, confidence):
             if c is None:
                 side, shown = "not shown", f"{value} (no paired block)"
             else:
-                d, n = _side(c, s.lower, min_eff), c["better"] + c["worse"]
-                if d > 0 and _sign_p(c["better"], n) < ALPHA:
-                    side, shown = "ahead", value
-                elif d < 0 and _sign_p(c["worse"], n) < ALPHA:
-                    side = "behind"
+                side, shown = judge(c), value
+                if side == bad:
                     unit = "median ratio" if c["effect"] == "ratio" else "median difference"
                     shown = (f"{value} ({unit} {_change(c, c['estimate'])}, worse in {c['worse']} of "
                              f"{c['n_pairs']} blocks)")
-                    behind_words.setdefault(value, []).append(
+                    bad_words.setdefault(value, []).append(
                         _change(c, c["estimate"]) + ("" if len(s.b) == 1 else f" vs {rival}"))
-                else:
-                    side, shown = "not shown", value
             sides[side].append(shown)
-            status[value] = max(status.get(value, "ahead"), side, key=rank.get)
-        words = [f"{what} at {coord} = {', '.join(v)}" for what, v in sides.items() if v]
+            status[value] = max(status.get(value, good), side, key=rank.get)
+        words = [f"{what} at {_values(coord, v, 6)}" for what, v in sides.items() if v]
         per_rival.append((f"vs {rival} " if len(s.b) > 1 else "") + "; ".join(words))
     by = {what: [v for v, st in status.items() if st == what] for what in rank}
-    short = f"ahead{' of every rival' if len(s.b) > 1 else ''} at {len(by['ahead'])} of {len(status)} values"
-    if by["behind"]:
-        short += f"; behind at {coord} = " + ", ".join(f"{v} ({'; '.join(behind_words[v])})" for v in by["behind"][:3])
-        short += f" (+{len(by['behind']) - 3} more)" if len(by["behind"]) > 3 else ""
+    short = f"{good}{' of every rival' if len(s.b) > 1 else ''} at {len(by[good])} of {len(status)} values"
+    if by[bad]:
+        short += f"; {bad} at " + _values(coord, [f"{v} ({'; '.join(bad_words[v])})" for v in by[bad]], 3)
     if by["not shown"]:
-        short += f"; not shown at {coord} = {', '.join(by['not shown'][:3])}"
-        short += f" (+{len(by['not shown']) - 3} more)" if len(by["not shown"]) > 3 else ""
-    return len(by["behind"]), len(by["not shown"]), f"At every {coord}: {s.a} " + "; ".join(per_rival) + ". ", short
+        short += "; not shown at " + _values(coord, by["not shown"], 3)
+    return len(by[bad]), len(by["not shown"]), f"At every {coord}: {s.a} " + "; ".join(per_rival) + ". ", short
+
+
+def _values(coord, values, most):
+    """``coord = v1, v2`` naming at most ``most`` values (then ``(+k more)``)."""
+    more = f" (+{len(values) - most} more)" if len(values) > most else ""
+    return f"{coord} = {', '.join(values[:most])}{more}"
+
+
+def _every_verdict(verdict, bad, not_shown):
+    """The verdict of a rule with ``every: coord``: not reproduced where some value is bad; partly where the pooled
+    verdict is reproduced but some value is not shown; else the pooled verdict."""
+    if bad:
+        return "not reproduced"
+    return "partly reproduced" if not_shown and verdict == "reproduced" else verdict
 
 
 def _no_worse(s):
@@ -604,6 +621,16 @@ def _no_worse(s):
     of every rival.  Not reproduced: worse than some rival, or within the margin of none.  Partly:
     within the margin of some, not shown for the rest.  A non-significant test alone never counts:
     absence of evidence is not evidence of no difference.
+
+    ``every: coord`` -- the paper claims it at every value of a coord or block column ("comparable on every
+    data set of the table"): the pooled test above, and per value and rival the same interval on that value's
+    blocks alone.  ``a`` is *within the margin* at a value where that interval's worse-side bound is inside it
+    (the margin of a difference: ``tolerance`` times the rival's median there); *worse* where the estimate lies
+    beyond the margin and ``a`` is worse in so many of the value's blocks that a one-sided sign test gives
+    p < 0.05; else *not shown* (too few blocks for the interval, or noise).  Reproduced: within the margin of
+    every rival pooled and at every value.  Not reproduced: as above, or worse than some rival at some value.
+    Partly: otherwise (:func:`_every_level`).  No multiplicity correction is needed for "within at every value"
+    (an intersection-union test: each value at the pooled level).
     """
     from . import stats  # here: the ledger job (gathering only) needs no scipy.stats
 
@@ -616,16 +643,8 @@ def _no_worse(s):
     adj = stats.holm([c["p"] for c in cs])
     within = worse = 0
     for c, p in zip(cs, adj, strict=True):
-        if c["effect"] == "ratio":
-            bound = c["ci_high"] if s.lower else c["ci_low"]
-            ok = np.isfinite(bound) and (bound <= 1 + tol if s.lower else bound >= 1 - tol)
-            beyond = (c["estimate"] > 1 + tol) if s.lower else (c["estimate"] < 1 - tol)
-        else:  # the margin in the metric's units: tolerance times the rival's median size
-            m = tol * c["reference_median"]
-            bound = c["ci_high"] if s.lower else c["ci_low"]
-            ok = np.isfinite(bound) and (bound <= m if s.lower else bound >= -m)
-            beyond = (c["estimate"] > m) if s.lower else (c["estimate"] < -m)
-        c["within"] = bool(ok)
+        ok, beyond = _margin(c, s.lower, tol)
+        c["within"] = ok
         within += ok
         worse += bool(p < ALPHA and beyond and _side(c, s.lower) < 0)
     verdict = ("reproduced" if within == k else "not reproduced" if worse or not within else "partly reproduced")
@@ -633,11 +652,41 @@ def _no_worse(s):
         f"{tol:.0%} of the rival's median, {_fmt(tol * max(c['reference_median'] for c in cs))}")
     bits = f"within the margin ({margin}) of {within} of {k} rival(s)" + (
         f"; worse beyond it than {worse}" if worse else "")
-    return {"ours": _ours(s, cs), "effect": "; ".join(_effect_text(c) for c in cs), "p_value": float(min(adj)),
-            "verdict": verdict,
-            "test": _test_words(s, f"no worse than, margin {margin}", k, 100 * conf),
-            "evidence": f"{s.a} is {bits}. " + "; ".join(_pair_words(s, c, p) for c, p in zip(cs, adj, strict=True))
-                        + "."}
+    test = _test_words(s, f"no worse than, margin {margin}", k, 100 * conf)
+    ours, levels = _ours(s, cs), ""
+    coord = s.claim.get("every")
+    if coord:
+        def judge(c):
+            ok, beyond = _margin(c, s.lower, tol)
+            if ok:
+                return "within the margin"
+            n = c["better"] + c["worse"]
+            return "worse" if beyond and _side(c, s.lower) < 0 and _sign_p(c["worse"], n) < ALPHA else "not shown"
+
+        bad, unshown, levels, short = _every_level(s, coord, judge, "within the margin", "worse", conf)
+        ours += f"; at every {coord}: {short}"
+        verdict = _every_verdict(verdict, bad, unshown)
+        test += (f"; and at every {coord}: the same interval on each value's blocks alone, worse there where the "
+                 "estimate lies beyond the margin and a one-sided sign test on them agrees")
+    return {"ours": ours, "effect": "; ".join(_effect_text(c) for c in cs), "p_value": float(min(adj)),
+            "verdict": verdict, "test": test,
+            "evidence": f"{s.a} is {bits}. " + levels
+                        + "; ".join(_pair_words(s, c, p) for c, p in zip(cs, adj, strict=True)) + "."}
+
+
+def _margin(c, lower, tol):
+    """``(within, beyond)`` of :func:`_no_worse` for one comparison: the worse-side bound of its interval inside
+    the margin, and its estimate beyond it.  A ratio's margin is ``1 + tol`` (``1 - tol`` where higher is better);
+    a difference's is ``tol`` times the rival's median absolute value, in the metric's units."""
+    bound = c["ci_high"] if lower else c["ci_low"]
+    if c["effect"] == "ratio":
+        ok = np.isfinite(bound) and (bound <= 1 + tol if lower else bound >= 1 - tol)
+        beyond = (c["estimate"] > 1 + tol) if lower else (c["estimate"] < 1 - tol)
+    else:  # the margin in the metric's units: tolerance times the rival's median size
+        m = tol * c["reference_median"]
+        ok = np.isfinite(bound) and (bound <= m if lower else bound >= -m)
+        beyond = (c["estimate"] > m) if lower else (c["estimate"] < -m)
+    return bool(ok), bool(beyond)
 
 
 #: the paper's words for a share of data sets (or curves) and the fraction each means
@@ -867,9 +916,9 @@ def evaluate(claim, df, info=None):
     rule = claim.get("rule")
     if rule not in RULES:
         raise ValueError(f"claim {claim['id']!r}: unknown rule {rule!r}; choose one of {', '.join(RULES)}")
-    if claim.get("every") and rule != "better":
-        raise ValueError(f"claim {claim['id']!r}: every: applies to rule better only, not {rule!r}; remove it or "
-                         "use rule better")
+    if claim.get("every") and rule not in ("better", "no_worse"):
+        raise ValueError(f"claim {claim['id']!r}: every: applies to rules better and no_worse only, not {rule!r}; "
+                         "remove it or use one of those rules")
     try:
         setup = _Setup(claim, df, info)
         if rule == "slope_below":
