@@ -328,7 +328,10 @@ def test_every_value_of_a_coord_turns_a_pooled_pass_into_not_reproduced():
     assert "worse in 36 of 36 blocks)" in row["evidence"]  # 3 data sets x 12 seeds
     assert row["p_value"] == pooled["p_value"] and row["effect"] == pooled["effect"]
     assert "and at every m" in row["test"]
-    assert row["ours"].startswith(pooled["ours"] + "; at every m: ahead at 2 of 3 values; behind at m = 300 (+")
+    assert pooled["ours"].endswith("(lower is better); but worse at m = 300 (+30%)")  # the subgroup check
+    assert row["ours"].startswith(pooled["ours"].split("; but")[0] + "; at every m: ahead at 2 of 3 values; "
+                                                                        "behind at m = 300 (+")
+    assert "but worse" not in row["ours"]  # m is the every: coord; the subgroups are the other columns
     ahead = _frame({"a": -0.3, "b": 0.0}, n_seeds=12, ms=(100, 200, 300))
     assert claims.evaluate(_claim(rule="better", metric="err", a="a", b="b", every="m"), ahead, INFO)["verdict"] == \
         "reproduced"
@@ -361,8 +364,9 @@ def test_no_worse_at_every_data_set_names_the_one_where_a_falls_behind():
     assert row["verdict"] == "not reproduced"
     assert "At every dataset: a within the margin at dataset = d0, d1, d2, d3, d4, d5 (+1 more); worse at " \
            "dataset = d7 (median ratio +40%, worse in 20 of 20 blocks)" in row["evidence"]
-    assert row["ours"].startswith(pooled["ours"] + "; at every dataset: within the margin at 7 of 8 values; "
-                                                   "worse at dataset = d7 (+40%)")
+    assert pooled["ours"].endswith("(lower is better); but worse at dataset = d7 (+40%)")  # the subgroup check
+    assert row["ours"].startswith(pooled["ours"].split("; but")[0] + "; at every dataset: within the margin at 7 "
+                                                                        "of 8 values; worse at dataset = d7 (+40%)")
     assert row["p_value"] == pooled["p_value"] and "and at every dataset" in row["test"]
     # without the outlier: within at every data set; a value too small for the interval is not shown: partly
     even = df[df["dataset"] != "d7"]
@@ -394,3 +398,42 @@ def test_every_needs_a_sign_test_to_call_a_value_behind_and_names_the_values_it_
     empty.loc[(empty["method"] == "a") & empty["m"].isna(), "err"] += 0.6  # behind where m is empty
     row = claims.evaluate(_claim(rule="better", metric="err", a="a", b="b", every="m"), empty, INFO)
     assert row["verdict"] == "not reproduced" and "behind at m = (empty)" in row["evidence"]
+
+
+def _subgroup_frame(worse_blocks, gap=0.4, n_seeds=10, datasets=8):
+    """``a`` and ``b`` on ``datasets`` data sets x ``n_seeds`` seeds (one m, one kernel): ``a`` 5% better
+    everywhere but on d7, where it is ``gap`` worse in the first ``worse_blocks`` seeds and 5% better in the rest."""
+    rows = []
+    for i in range(datasets):
+        for seed in range(n_seeds):
+            b = 1.0 + 0.01 * seed + 0.1 * i
+            a = b * (1 + gap if i == datasets - 1 and seed < worse_blocks else 0.95)
+            rows += [{"study": "toy", "dataset": f"d{i}", "method": m, "kernel": "g", "seed": seed, "m": 100,
+                      "err": v, "acc": 1 - v} for m, v in (("a", a), ("b", b))]
+    return pd.DataFrame(rows)
+
+
+def test_a_pooled_verdict_names_the_subgroups_where_it_does_not_hold():
+    """A reproduced pooled claim whose a loses on one data set in every block says so after its effect ("but worse
+    at dataset = d7"), with the sign test's p Holm-adjusted over the subgroups checked (8 data sets: m and the kernel
+    have one value each); its verdict, effect and p are those of the pooled test alone."""
+    from scipy import stats as sps
+
+    row = claims.evaluate(_claim(rule="better", metric="err", a="a", b="b"), _subgroup_frame(10), INFO)
+    assert row["verdict"] == "reproduced"
+    assert row["ours"].endswith("(lower is better); but worse at dataset = d7 (+40%)")
+    p = min(1.0, 8 * sps.binomtest(10, 10, 0.5, alternative="greater").pvalue)  # Holm: the smallest p times 8
+    assert (f"Where the pooled result does not hold (one-sided sign tests on each subgroup's blocks, Holm over the "
+            f"8 subgroups checked; the verdict stands): a is worse at dataset = d7 (+40%, worse in 10 of 10 blocks, "
+            f"p = {claims._fmt_p(p)}).") in row["evidence"]
+    # 8 of 10 blocks worse (sign p 0.055 alone, 0.44 Holm-adjusted): not named, and no data set is where all agree
+    for worse_blocks in (8, 0):
+        quiet = claims.evaluate(_claim(rule="better", metric="err", a="a", b="b"), _subgroup_frame(worse_blocks), INFO)
+        assert "but worse" not in quiet["ours"] and "pooled result does not hold" not in quiet["evidence"]
+    # a verdict that is not positive keeps its ours as it is; the evidence still names the subgroup
+    no = claims.evaluate(_claim(rule="better", metric="err", a="b", b="a"), _subgroup_frame(10, gap=-0.5), INFO)
+    assert no["verdict"] == "not reproduced" and "but worse" not in no["ours"]
+    assert "b is worse at dataset = d0 (+5%" in no["evidence"] and "dataset = d7 (+100%" in no["evidence"]
+    # no_worse reads a subgroup by its margin: d7's 40% loss lies beyond 2%
+    nw = claims.evaluate(_claim(rule="no_worse", metric="acc", a="a", b="b"), _subgroup_frame(10, gap=0.1), INFO)
+    assert "worse at dataset = d7" in nw["evidence"]
