@@ -207,30 +207,38 @@ def my_better(df, claim):
                else "partly reproduced")
     levels = []
     if claim.get("every"):  # at every value of the coord: the estimate on that value's blocks alone, either side
-        coord, col = claim["every"], claim.get("column", "method")  # shown by a one-sided sign test at 5%
-        rows = _rows(df, claim)
-        rivals = claim["b"] if isinstance(claim["b"], list) else [claim["b"]]
-        status = {}  # 0 ahead, 1 not shown, 2 behind; a value counts by its worst rival
-        for r in rivals:
-            mine = rows[rows[col].isin([claim["a"], r])]
-            for value in sorted(mine[coord].unique()):
-                a, b = _pairs(mine[mine[coord] == value], claim, r)
-                st = 1
-                if len(a):
-                    c = compare(a, b, lower, cs[0]["effect"])
-                    levels.append(c)
-                    est, n = c["estimate"], c["better"] + c["worse"]
-                    a_better = (est < (1 if c["effect"] == "ratio" else 0)) == lower
-                    big = _differs_by(est, e) if c["effect"] == "ratio" else est != 0
-                    k = c["better"] if a_better else c["worse"]  # the blocks on the estimate's side
-                    shown = n > 0 and sps.binomtest(k, n, 0.5, alternative="greater").pvalue < ALPHA
-                    st = (0 if a_better else 2) if big and shown else 1
-                status[value] = max(status.get(value, 0), st)
-        if 2 in status.values():
-            verdict = "not reproduced"
-        elif 1 in status.values() and verdict == "reproduced":
-            verdict = "partly reproduced"
+        def judge(c, b):    # shown by a one-sided sign test at 5%
+            est, n = c["estimate"], c["better"] + c["worse"]
+            a_better = (est < (1 if c["effect"] == "ratio" else 0)) == lower
+            big = _differs_by(est, e) if c["effect"] == "ratio" else est != 0
+            k = c["better"] if a_better else c["worse"]  # the blocks on the estimate's side
+            shown = n > 0 and sps.binomtest(k, n, 0.5, alternative="greater").pvalue < ALPHA
+            return (0 if a_better else 2) if big and shown else 1  # 0 ahead, 1 not shown, 2 behind
+
+        verdict = _at_every(df, claim, judge, lower, cs[0]["effect"], 0.95, verdict, levels)
     return verdict, max(adj), "; ".join(effect_text(c) for c in cs), cs + levels
+
+
+def _at_every(df, claim, judge, lower, effect, confidence, verdict, levels):
+    """``every: coord``: ``judge(comparison, rival values)`` per value and rival on that value's blocks alone (0
+    good, 1 not shown, 2 bad); a value counts by its worst rival; a bad value: not reproduced; one not shown turns
+    'reproduced' into 'partly'.  Appends each comparison to ``levels``."""
+    coord, col = claim["every"], claim.get("column", "method")
+    rows = _rows(df, claim)
+    status = {}
+    for r in claim["b"] if isinstance(claim["b"], list) else [claim["b"]]:
+        mine = rows[rows[col].isin([claim["a"], r])]
+        for value in sorted(mine[coord].unique()):
+            a, b = _pairs(mine[mine[coord] == value], claim, r)
+            st = 1
+            if len(a):
+                c = compare(a, b, lower, effect, confidence)
+                levels.append(c)
+                st = judge(c, b)
+            status[value] = max(status.get(value, 0), st)
+    if 2 in status.values():
+        return "not reproduced"
+    return "partly reproduced" if 1 in status.values() and verdict == "reproduced" else verdict
 
 
 def my_no_worse(df, claim):
@@ -250,30 +258,16 @@ def my_no_worse(df, claim):
     verdict = "reproduced" if within == k else "not reproduced" if worse or not within else "partly reproduced"
     levels = []
     if claim.get("every"):  # per value of the coord, on its blocks alone: within the margin (the same interval);
-        coord, col = claim["every"], claim.get("column", "method")  # worse (estimate beyond it, a worse in more
-        rows = _rows(df, claim)                                     # blocks than chance: one-sided sign test)
-        rivals = claim["b"] if isinstance(claim["b"], list) else [claim["b"]]
-        status = {}  # 0 within, 1 not shown, 2 worse; a value counts by its worst rival
-        for r in rivals:
-            mine = rows[rows[col].isin([claim["a"], r])]
-            for value in sorted(mine[coord].unique()):
-                a, b = _pairs(mine[mine[coord] == value], claim, r)
-                st = 1
-                if len(a):
-                    c = compare(a, b, lower, cs[0]["effect"], 1 - ALPHA / k)
-                    levels.append(c)
-                    one = 1.0 if c["effect"] == "ratio" else 0.0
-                    tol_c = tol if c["effect"] == "ratio" else tol * float(np.median(np.abs(r9(b))))
-                    ok = c["ci_high"] <= one + tol_c if lower else c["ci_low"] >= one - tol_c
-                    beyond = c["estimate"] > one + tol_c if lower else c["estimate"] < one - tol_c
-                    n = c["better"] + c["worse"]
-                    shown = n > 0 and sps.binomtest(c["worse"], n, 0.5, alternative="greater").pvalue < ALPHA
-                    st = 0 if ok else 2 if beyond and shown else 1
-                status[value] = max(status.get(value, 0), st)
-        if 2 in status.values():
-            verdict = "not reproduced"
-        elif 1 in status.values() and verdict == "reproduced":
-            verdict = "partly reproduced"
+        def judge(c, b):    # worse (estimate beyond it, a worse in more blocks than chance: one-sided sign test)
+            one = 1.0 if c["effect"] == "ratio" else 0.0
+            tol_c = tol if c["effect"] == "ratio" else tol * float(np.median(np.abs(r9(b))))
+            ok = c["ci_high"] <= one + tol_c if lower else c["ci_low"] >= one - tol_c
+            beyond = c["estimate"] > one + tol_c if lower else c["estimate"] < one - tol_c
+            n = c["better"] + c["worse"]
+            shown = n > 0 and sps.binomtest(c["worse"], n, 0.5, alternative="greater").pvalue < ALPHA
+            return 0 if ok else 2 if beyond and shown else 1  # 0 within, 1 not shown, 2 worse
+
+        verdict = _at_every(df, claim, judge, lower, cs[0]["effect"], 1 - ALPHA / k, verdict, levels)
     return verdict, min(adj), "; ".join(effect_text(c) for c in cs), cs + levels
 
 
