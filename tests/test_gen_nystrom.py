@@ -155,6 +155,51 @@ def test_side_information_helps_on_unlabelled_points():
     assert aligns[0] > prior + 0.05 and errors[0] < errors[1]
 
 
+@parametrize_with_checks([GeneralizedNystrom(n_components=5, lambda_grid=(0.1, 10.0), max_iter=20, beta="iterative",
+                                            random_state=0)])
+def test_sklearn_compatible_iterative_beta(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("lam", [1e-3, 1.0, 100.0])
+def test_iterative_beta_minimises_eq7_over_s_and_beta(lam):
+    """Appendix A's alternative to eq. (8): beta optimised with S.  At the same landmarks and lambda the joint
+    objective is at most the heuristic fit's (one feasible (S, beta)); beta is the least-squares multiple of W^+
+    for the final S, which no other beta near it beats; the prior is beta W^+; S is PSD; the path never rises;
+    and no PSD step from S lowers the joint objective (a projected-gradient fixed point, to the tolerance)."""
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(-1, 1.2, (80, 4)), rng.normal(1, 1.2, (80, 4))])
+    y = np.full(160, -1)
+    lab = rng.choice(160, 16, replace=False)
+    y[lab] = np.repeat([0, 1], 80)[lab]
+    fits = {b: GeneralizedNystrom(gamma=0.2, n_components=20, lam=lam, beta=b, max_iter=3000, tol=1e-14,
+                                  random_state=0).fit(X, y) for b in ("heuristic", "iterative")}
+    heur, it = fits["heuristic"], fits["iterative"]
+    np.testing.assert_array_equal(heur.landmarks_, it.landmarks_)
+    W_pinv = heur.prior_ / heur.beta_
+    np.testing.assert_allclose(it.prior_, it.beta_ * W_pinv, rtol=1e-10, atol=0)
+    assert it.beta_ == pytest.approx(np.sum(it.dictionary_ * W_pinv) / np.sum(W_pinv * W_pinv), rel=1e-12)
+    E_l, K_star = it.kernel_(X[y != -1], it.landmarks_), ideal_kernel(y[y != -1])
+
+    def joint(S, beta):
+        return lam * np.sum((S - beta * W_pinv) ** 2) + np.sum((E_l @ S @ E_l.T - K_star) ** 2)
+
+    best = joint(it.dictionary_, it.beta_)
+    assert best <= joint(heur.dictionary_, heur.beta_) * (1 + 1e-9)
+    for f in (0.9, 1.1):  # beta is the best scale for S
+        assert best <= joint(it.dictionary_, f * it.beta_)
+    path = np.array(it.objective_path_)
+    assert np.all(np.diff(path) <= 1e-9 * np.abs(path[:-1]))
+    assert path[-1] == pytest.approx(best, rel=1e-9)
+    assert np.min(np.linalg.eigvalsh(it.dictionary_)) >= -1e-10 * np.abs(it.dictionary_).max()
+    # optimality: a small projected-gradient step from S (at the joint gradient) lowers nothing
+    S = it.dictionary_
+    U = W_pinv / np.linalg.norm(W_pinv)
+    grad = 2 * lam * (S - np.sum(S * U) * U) + 2 * E_l.T @ (E_l @ S @ E_l.T - K_star) @ E_l
+    for step in (1e-6, 1e-4):
+        assert joint(project_psd(S - step * grad / np.abs(grad).max()), it.beta_) >= best * (1 - 1e-6)
+
+
 def test_fixed_lambda_and_clear_errors(rng):
     X = rng.normal(size=(50, 2))
     y = np.full(50, -1)

@@ -73,6 +73,20 @@ def test_rows_every_method_and_the_protocol():
     assert err == pytest.approx(by[("gen_nystrom", 0)]["metrics"]["error"])
 
 
+def test_iterative_beta_is_a_method_option():
+    """Appendix A's two choices of beta as two methods of one block: the same landmarks and labelled set (the
+    method's stream), eq. (8)'s beta for ``gen_nystrom`` and S's least-squares beta for the iterative one, each
+    row's beta recorded."""
+    X, y = data.obtain("digits27")
+    block = _block(methods={"gen_nystrom": {"approach": "gen_nystrom"},
+                            "gen_nystrom_iterative": {"approach": "gen_nystrom", "beta": "iterative"}}, seeds=[0])
+    rows = studies.get("gen_nystrom").run("gen_nystrom", block, "digits27", X, y, {}, None)
+    by = {r["method"]: r for r in rows}
+    heur, it = by["gen_nystrom"]["params"], by["gen_nystrom_iterative"]["params"]
+    assert heur["beta"] > 0 and it["beta"] > 0 and heur["beta"] != it["beta"]
+    assert it["lam"] in (0.01, 1.0, 100.0) and 0 <= by["gen_nystrom_iterative"]["metrics"]["error"] < 10
+
+
 def test_paper_tables_come_from_the_paper_data_file():
     t1, t2 = sec.paper_table(1), sec.paper_table(2)
     assert len(t1) == 16 and len(t2) == 17
@@ -124,6 +138,8 @@ def test_paper_layout_marks_the_best_and_lists_missing_baselines():
     ({"methods": {"x": {"approach": "SKM"}}}, "'SKM' is not implemented yet"),
     ({"methods": {"x": {"approach": "nystrom", "sampler": "gaussian_sketch"}}}, "cannot give landmarks"),
     ({"methods": {"x": {"approach": "svm", "sampler": "uniform"}}}, r"unknown key\(s\) \['sampler'\]"),
+    ({"methods": {"x": {"approach": "gen_nystrom", "beta": "optimal"}}}, "beta"),
+    ({"methods": {"x": {"approach": "nystrom", "beta": "iterative"}}}, r"unknown key\(s\) \['beta'\]"),
     ({"params": {"n_labels": [1]}}, "parameter 'n_labels'"),
     ({"params": {"n_labels": [400]}}, "has only 356 rows"),
     ({"params": {"lambda_grid": []}}, "lambda_grid"),

@@ -111,6 +111,7 @@ def test_lan_aij2017_and_own_claims_name_blocks_methods_and_metrics_of_the_defau
     from nystrom_bench.config import check
 
     blocks = check(yaml.safe_load(open("config/config.yaml", encoding="utf-8")))
+    paper_blocks = check(yaml.safe_load(open("config/paper.yaml", encoding="utf-8")))
     for key in ("lan_aij2017", "nystrom_bench"):
         for c in papers.load(key)["claims"]:
             if c.get("not_testable"):
@@ -123,4 +124,7 @@ def test_lan_aij2017_and_own_claims_name_blocks_methods_and_metrics_of_the_defau
                 named = [*([c["a"]] if "a" in c else []), *c.get("b", [])]
                 filtered = (c.get("filter") or {}).get("method", [])
                 named += filtered if isinstance(filtered, list) else [filtered]
-                assert set(named) <= set(block["methods"]), c["id"]
+                missing = set(named) - set(block["methods"])
+                # a method only config/paper.yaml runs (too slow for the default run): there, and the note says so
+                assert not missing or (missing <= set(paper_blocks[name]["methods"])
+                                       and "config/paper.yaml" in c.get("note", "")), c["id"]

@@ -368,9 +368,10 @@ class _Setup:
         from . import stats  # here: the ledger job (gathering only) needs no scipy.stats
 
         sub = self.df[self.df[self.column].isin([self.a, rival])]
-        if not (sub[self.column] == self.a).any():
-            raise _NotTestable(f"{self.column} = {self.a!r} has no rows (values: "
-                               f"{', '.join(sorted(self.df[self.column].unique()))})")
+        for name in (self.a, rival):
+            if not (sub[self.column] == name).any():
+                raise _NotTestable(f"{self.column} = {name!r} has no rows in this run's results (values: "
+                                   f"{', '.join(sorted(map(str, self.df[self.column].unique())))})")
         wide = stats.pivot_pairs(sub, self.metric, self.column, self.blocks, complete=False)
         if rival not in wide or self.a not in wide or not len(wide[[self.a, rival]].dropna()):
             raise _NotTestable(f"{self.a!r} and {rival!r} share no paired block over ({', '.join(self.blocks)})")

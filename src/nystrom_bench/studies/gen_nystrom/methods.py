@@ -314,12 +314,14 @@ class GenNystrom(_Sampled):
     grid), computed after the timed fit and prediction."""
 
     name = "gen_nystrom"
+    #: ``beta``: the prior's scale by eq. (8) (the paper's choice) or optimised with S (its Appendix A, Table A1)
+    options = {**_SAMPLER, "beta": {"enum": ["heuristic", "iterative"], "default": "heuristic"}}
 
     def make(self, trial, sampler):
         p = trial.params
         return learners.GeneralizedNystrom(**_kernel_params(trial), n_components=p["landmark_fraction"],
                                            sampler=sampler, lambda_grid=tuple(p["lambda_grid"]),
-                                           random_state=trial.rng)
+                                           beta=self.opts["beta"], random_state=trial.rng)
 
     def fitted(self, est, trial):
         gn = est.learner_
