@@ -153,7 +153,7 @@ def compare(a, b, lower, effect, confidence=0.95):
     nz = d[d != 0]
     p = float(sps.wilcoxon(nz).pvalue) if len(nz) >= 2 else 1.0
     return {"n": len(d), "better": better, "worse": worse, "effect": effect, "est": float(est), "lo": float(lo),
-            "hi": float(hi), "p": p}
+            "hi": float(hi), "p": p, "d": d}
 
 
 def side(c, lower, min_effect=0.0):
@@ -377,13 +377,15 @@ def rule_better(s):
     k = len(cs)
     v = "reproduced" if beaten == k else "not reproduced" if lost or not beaten else "partly reproduced"
     every = ""
-    if s.c.get("every"):  # "at every value of the coord": the HL estimate on each value's blocks alone, either
-        def judge(c):     # side shown by a one-sided sign test at 5%
-            sd, n = side(c, s.lower, m), c["better"] + c["worse"]
-            k = c["better"] if sd > 0 else c["worse"]
-            return (0 if sd > 0 else 2) if sd and n and sign_p(k, n) < ALPHA else 1
+    if s.c.get("every"):  # "at every value of the coord": ahead -- the HL estimate on the value's blocks the claimed
+        # way by the minimum effect and a one-sided sign test at 5%; behind -- the estimate the other way by as much
+        # and more blocks beyond 1 / (1 - m) (1 - m where higher is better; 0 for a difference) than chance, Holm
+        # over every value and rival
+        def ahead(c):
+            return side(c, s.lower, m) > 0 and sign_p(c["better"], c["better"] + c["worse"]) < ALPHA
 
-        v, every = at_every(s, judge, v, 0.95, ("ahead", "behind"))
+        t = 0.0 if s.effect != "ratio" else math.log(1 / (1 - m) if s.lower else 1 - m)
+        v, every = at_every(s, ahead, lambda c: side(c, s.lower, m) < 0, lambda c: t, v, 0.95, ("ahead", "behind"))
     return v, every + f"beats {beaten} of {k}, {lost} better than a (min effect {m:.0%}); " + \
         "; ".join(map(words, cs)), max(c["p_holm"] for c in cs)
 
@@ -408,18 +410,26 @@ def rule_no_worse(s):
         worse += bool(p < ALPHA and beyond and side(c, s.lower) < 0)
     v = "reproduced" if within == k else "not reproduced" if worse or not within else "partly reproduced"
     every = ""
-    if s.c.get("every"):  # per value of the coord: within (the same interval on its blocks alone), worse (the
-        def judge(c):     # estimate beyond the margin, a one-sided sign test at 5% on its worse blocks), else not shown
-            m = tol if c["effect"] == "ratio" else tol * c["rival_median"]
-            centre = 1.0 if c["effect"] == "ratio" else 0.0
-            bound = c["hi"] if s.lower else c["lo"]
-            if np.isfinite(bound) and (bound <= centre + m if s.lower else bound >= centre - m):
-                return 0
-            beyond = c["est"] > centre + m if s.lower else c["est"] < centre - m
-            n = c["better"] + c["worse"]
-            return 2 if beyond and side(c, s.lower) < 0 and n and sign_p(c["worse"], n) < ALPHA else 1
+    if s.c.get("every"):  # per value of the coord: within (the same interval on its blocks alone); worse (the
+        # estimate beyond the margin, and more blocks beyond the margin than chance, Holm over values x rivals)
+        def margin(c):
+            return tol if c["effect"] == "ratio" else tol * c["rival_median"]
 
-        v, every = at_every(s, judge, v, 1 - ALPHA / k, ("within", "worse"))
+        def within(c):
+            centre, bound = (1.0 if c["effect"] == "ratio" else 0.0), (c["hi"] if s.lower else c["lo"])
+            return bool(np.isfinite(bound) and (bound <= centre + margin(c) if s.lower else bound >= centre - margin(c)))
+
+        def beyond(c):
+            centre = 1.0 if c["effect"] == "ratio" else 0.0
+            est_out = c["est"] > centre + margin(c) if s.lower else c["est"] < centre - margin(c)
+            return est_out and side(c, s.lower) < 0
+
+        def t(c):  # the margin in the units of the per-block log-ratio or difference
+            if c["effect"] == "ratio":
+                return math.log(1 + tol if s.lower else 1 - tol)
+            return margin(c) if s.lower else -margin(c)
+
+        v, every = at_every(s, within, beyond, t, v, 1 - ALPHA / k, ("within", "worse"))
     return v, every + (f"within the {tol:g} margin of {within} of {k}, worse than {worse} "
                        f"({100 * (1 - ALPHA / k):.4g}% intervals); " + "; ".join(map(words, cs))), \
         min(c["p_holm"] for c in cs)
@@ -430,24 +440,39 @@ def sign_p(k, n):
     return sps.binomtest(k, n, 0.5, alternative="greater").pvalue
 
 
-def at_every(s, judge, v, confidence, names):
-    """``every: coord``: per value of the coord and rival, ``judge`` of the comparison on that value's blocks alone
-    (0 good, 1 not shown, 2 bad; not shown where the two share no block); a value counts by its worst rival.  Any
-    bad value: not reproduced; a value not shown turns a pooled 'reproduced' into 'partly'.  Returns the verdict and
-    the counts."""
+def at_every(s, good, bad, threshold, v, confidence, names):
+    """``every: coord``: per value of the coord and rival, the comparison on that value's blocks alone (not shown
+    where the two share no block).  Bad where ``bad(c)`` and a one-sided sign test -- blocks beyond ``threshold(c)``
+    on the wrong side against those on the other (ties dropped) -- gives p < 0.05 after Holm over every value and
+    rival; else good where ``good(c)``; else not shown.  A value counts by its worst rival.  Any bad value: not
+    reproduced; a value not shown turns a pooled 'reproduced' into 'partly'.  Returns the verdict and the counts."""
     coord = s.c["every"]
     if coord not in s.blocks:
         raise ValueError(f"every: {coord!r} is not a coord the claim pairs over")
-    status = {}
+    found = []  # (value, comparison or None)
     for r in s.b:
         w = s.paired(r)
         at = w.index.get_level_values(coord)
         rows = filled(s.df[s.df[s.column].isin([s.a, r])], [coord])[coord]
         for value in set(rows) | set(at):
             sub = w[at == value]
-            st = judge({**compare(sub[s.a].to_numpy(), sub[r].to_numpy(), s.lower, s.effect, confidence),
-                        "rival_median": float(np.median(np.abs(sub[r].to_numpy(float))))}) if len(sub) else 1
-            status[value] = max(status.get(value, 0), st)
+            found.append((value, {**compare(sub[s.a].to_numpy(), sub[r].to_numpy(), s.lower, s.effect, confidence),
+                                  "rival_median": float(np.median(np.abs(sub[r].to_numpy(float))))}
+                          if len(sub) else None))
+    ps = []
+    for _, c in found:
+        if c is not None:
+            t = threshold(c)
+            out, other = (c["d"] > t, c["d"] < t) if s.lower else (c["d"] < t, c["d"] > t)
+            ps.append(sign_p(int(out.sum()), int(out.sum() + other.sum())) if (out | other).any() else 1.0)
+    adj = iter(holm(ps)) if ps else iter(())
+    status = {}
+    for value, c in found:
+        st = 1
+        if c is not None:
+            p = next(adj)
+            st = 2 if bad(c) and p < ALPHA else 0 if good(c) else 1
+        status[value] = max(status.get(value, 0), st)
     got = list(status.values())
     if 2 in got:
         v = "not reproduced"

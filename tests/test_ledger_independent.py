@@ -121,7 +121,7 @@ def compare(a, b, lower, effect, confidence=0.95):
         est, lo, hi = math.exp(est), math.exp(lo), math.exp(hi)
     nz = d[d != 0]
     p = float(sps.wilcoxon(nz).pvalue) if len(nz) >= 2 else 1.0
-    return {"estimate": est, "ci_low": lo, "ci_high": hi, "p": p, "effect": effect, "n": len(d),
+    return {"estimate": est, "ci_low": lo, "ci_high": hi, "p": p, "effect": effect, "n": len(d), "d": d,
             "better": int(((d < 0) if lower else (d > 0)).sum()), "worse": int(((d > 0) if lower else (d < 0)).sum())}
 
 
@@ -206,36 +206,55 @@ def my_better(df, claim):
     verdict = ("reproduced" if beaten == len(cs) else "not reproduced" if lost or not beaten
                else "partly reproduced")
     levels = []
-    if claim.get("every"):  # at every value of the coord: the estimate on that value's blocks alone, either side
-        def judge(c, b):    # shown by a one-sided sign test at 5%
-            est, n = c["estimate"], c["better"] + c["worse"]
+    if claim.get("every"):  # at every value of the coord, on its blocks alone: ahead -- the estimate the claimed way
+        # by the minimum effect and a one-sided sign test at 5%; behind -- the estimate the other way by as much and
+        # more blocks worse by the minimum effect than not, Holm over values x rivals
+        def side_of(c):
+            est = c["estimate"]
             a_better = (est < (1 if c["effect"] == "ratio" else 0)) == lower
             big = _differs_by(est, e) if c["effect"] == "ratio" else est != 0
-            k = c["better"] if a_better else c["worse"]  # the blocks on the estimate's side
-            shown = n > 0 and sps.binomtest(k, n, 0.5, alternative="greater").pvalue < ALPHA
-            return (0 if a_better else 2) if big and shown else 1  # 0 ahead, 1 not shown, 2 behind
+            return 0 if not big else 1 if a_better else -1
 
-        verdict = _at_every(df, claim, judge, lower, cs[0]["effect"], 0.95, verdict, levels)
+        def ahead(c, b):
+            n = c["better"] + c["worse"]
+            return side_of(c) > 0 and n > 0 and sps.binomtest(c["better"], n, 0.5, alternative="greater").pvalue < ALPHA
+
+        ratio = cs[0]["effect"] == "ratio"
+        t = (math.log(1 / (1 - e)) if lower else math.log(1 - e)) if ratio else 0.0
+        verdict = _at_every(df, claim, ahead, lambda c, b: side_of(c) < 0, lambda c, b: t, lower, cs[0]["effect"],
+                            0.95, verdict, levels)
     return verdict, max(adj), "; ".join(effect_text(c) for c in cs), cs + levels
 
 
-def _at_every(df, claim, judge, lower, effect, confidence, verdict, levels):
-    """``every: coord``: ``judge(comparison, rival values)`` per value and rival on that value's blocks alone (0
-    good, 1 not shown, 2 bad); a value counts by its worst rival; a bad value: not reproduced; one not shown turns
-    'reproduced' into 'partly'.  Appends each comparison to ``levels``."""
+def _at_every(df, claim, good, bad, threshold, lower, effect, confidence, verdict, levels):
+    """``every: coord``: per value and rival, on that value's blocks alone: bad where ``bad(c, b)`` and a one-sided
+    sign test (blocks beyond ``threshold`` on the wrong side against those on the other) gives p < 0.05 after Holm
+    over every value and rival; else good where ``good(c, b)``; else not shown.  A value counts by its worst rival;
+    a bad value: not reproduced; one not shown turns 'reproduced' into 'partly'.  Appends each comparison to
+    ``levels``."""
     coord, col = claim["every"], claim.get("column", "method")
     rows = _rows(df, claim)
-    status = {}
+    found = []
     for r in claim["b"] if isinstance(claim["b"], list) else [claim["b"]]:
         mine = rows[rows[col].isin([claim["a"], r])]
         for value in sorted(mine[coord].unique()):
             a, b = _pairs(mine[mine[coord] == value], claim, r)
-            st = 1
-            if len(a):
-                c = compare(a, b, lower, effect, confidence)
+            c = compare(a, b, lower, effect, confidence) if len(a) else None
+            if c is not None:
                 levels.append(c)
-                st = judge(c, b)
-            status[value] = max(status.get(value, 0), st)
+                t = threshold(c, b)
+                out, other = (c["d"] > t, c["d"] < t) if lower else (c["d"] < t, c["d"] > t)
+                n = int(out.sum() + other.sum())
+                c["p_beyond"] = sps.binomtest(int(out.sum()), n, 0.5, alternative="greater").pvalue if n else 1.0
+            found.append((value, c, b))
+    adj = iter(holm([c["p_beyond"] for _, c, _ in found if c is not None]))
+    status = {}
+    for value, c, b in found:
+        st = 1
+        if c is not None:
+            p = next(adj)
+            st = 2 if bad(c, b) and p < ALPHA else 0 if good(c, b) else 1
+        status[value] = max(status.get(value, 0), st)
     if 2 in status.values():
         return "not reproduced"
     return "partly reproduced" if 1 in status.values() and verdict == "reproduced" else verdict
@@ -258,16 +277,24 @@ def my_no_worse(df, claim):
     verdict = "reproduced" if within == k else "not reproduced" if worse or not within else "partly reproduced"
     levels = []
     if claim.get("every"):  # per value of the coord, on its blocks alone: within the margin (the same interval);
-        def judge(c, b):    # worse (estimate beyond it, a worse in more blocks than chance: one-sided sign test)
-            one = 1.0 if c["effect"] == "ratio" else 0.0
-            tol_c = tol if c["effect"] == "ratio" else tol * float(np.median(np.abs(r9(b))))
-            ok = c["ci_high"] <= one + tol_c if lower else c["ci_low"] >= one - tol_c
-            beyond = c["estimate"] > one + tol_c if lower else c["estimate"] < one - tol_c
-            n = c["better"] + c["worse"]
-            shown = n > 0 and sps.binomtest(c["worse"], n, 0.5, alternative="greater").pvalue < ALPHA
-            return 0 if ok else 2 if beyond and shown else 1  # 0 within, 1 not shown, 2 worse
+        # worse (the estimate beyond it, and more blocks beyond the margin than not, Holm over values x rivals)
+        def tol_of(c, b):  # the margin: relative, or the rival's median size in its units
+            return tol if c["effect"] == "ratio" else tol * float(np.median(np.abs(r9(b))))
 
-        verdict = _at_every(df, claim, judge, lower, cs[0]["effect"], 1 - ALPHA / k, verdict, levels)
+        def within(c, b):
+            one = 1.0 if c["effect"] == "ratio" else 0.0
+            return c["ci_high"] <= one + tol_of(c, b) if lower else c["ci_low"] >= one - tol_of(c, b)
+
+        def beyond(c, b):
+            one = 1.0 if c["effect"] == "ratio" else 0.0
+            return c["estimate"] > one + tol_of(c, b) if lower else c["estimate"] < one - tol_of(c, b)
+
+        def t(c, b):
+            if c["effect"] == "ratio":
+                return math.log(1 + tol) if lower else math.log(1 - tol)
+            return tol_of(c, b) if lower else -tol_of(c, b)
+
+        verdict = _at_every(df, claim, within, beyond, t, lower, cs[0]["effect"], 1 - ALPHA / k, verdict, levels)
     return verdict, min(adj), "; ".join(effect_text(c) for c in cs), cs + levels
 
 

@@ -61,14 +61,15 @@ rule's exact definition is its function's docstring (docs/guide/verdicts.md, "Ho
     beaten: not reproduced; else partly.  A time claim needs an effect of at least
     ``min_effect`` (default 10%) either way.  ``every: coord`` (a claim "at every m"): also
     ahead of every rival at every value of the coord on the Hodges-Lehmann estimate of that
-    value's blocks with a one-sided sign test; behind at one: not reproduced; neither at one: partly.
+    value's blocks with a one-sided sign test; behind at one (a sign test beyond the minimum
+    effect, Holm over the values and rivals): not reproduced; neither at one: partly.
 ``no_worse`` (:func:`_no_worse`)
     the equivalence margin ``tolerance`` (default 2%, 10% for a time) holds against every
     rival (the worse-side bound of the interval inside it): reproduced; against none, or
     significantly worse beyond it: not reproduced; else partly.  A non-significant test alone
     never counts.  ``every: dataset`` (a claim "on every data set"): also within the margin of
-    every rival on each value's blocks alone; worse beyond it at one (with a one-sided sign test):
-    not reproduced; neither at one: partly.  For this rule and ``better``, the evidence also names the
+    every rival on each value's blocks alone; worse beyond it at one (a sign test beyond the
+    margin, Holm over the values and rivals): not reproduced; neither at one: partly.  For this rule and ``better``, the evidence also names the
     subgroups (a data set, kernel or coord value) where ``a`` is worse all the same, Holm-adjusted
     over those checked (:func:`_subgroups`); the verdict stands.
 ``best_on_most`` (:func:`_best_on_most`)
@@ -380,9 +381,14 @@ class _Setup:
     def _compare(self, pair, rival, confidence):
         from . import stats
 
-        out = stats.compare_pair(pair[self.a].to_numpy(), pair[rival].to_numpy(), self.lower, self.effect,
-                                 confidence)
-        return {**out, "reference": rival, "reference_median": float(np.median(np.abs(pair[rival].to_numpy(float))))}
+        a, b = pair[self.a].to_numpy(float), pair[rival].to_numpy(float)
+        out = stats.compare_pair(a, b, self.lower, self.effect, confidence)
+        # the per-block effect compare_pair tests (its rounding; NaN pairs dropped), for the every: and subgroup tests
+        ra, rb = stats.round_significant(a), stats.round_significant(b)
+        ok = np.isfinite(ra) & np.isfinite(rb)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = np.log(ra[ok]) - np.log(rb[ok]) if out["effect"] == "ratio" else ra[ok] - rb[ok]
+        return {**out, "reference": rival, "reference_median": float(np.median(np.abs(b))), "d": d}
 
     def pairs(self, rival, confidence=0.95):
         """:func:`stats.compare_pair` of ``a`` against ``rival`` over the blocks both have, with the rival's name."""
@@ -512,9 +518,11 @@ def _better(s):
     the pooled comparison above, and per value of the coord the Hodges-Lehmann estimate on that value's
     blocks alone (:meth:`_Setup.level_pairs`), against each rival.  ``a`` is *ahead* at a value when
     that estimate points the claimed way by at least the minimum effect and ``a`` is better in so many of
-    the value's blocks that a one-sided sign test gives p < 0.05 (all 5 of 5, 7 of 8, ...); *behind* the
-    same the other way; else *not shown* (a one-sided test, as the claim says which way: a two-sided
-    Wilcoxon test on 5 seeds cannot reach p < 0.05, its smallest p being 0.0625).  Reproduced: every rival beaten and
+    the value's blocks that a one-sided sign test gives p < 0.05 (all 5 of 5, 7 of 8, ...); *behind* when
+    the estimate points the other way by as much and ``a`` is behind by the minimum effect in so many blocks
+    that a one-sided sign test, Holm-adjusted over every value and rival, gives p < 0.05; else *not shown* (a
+    one-sided test, as the claim says which way: a two-sided Wilcoxon test on 5 seeds cannot reach p < 0.05,
+    its smallest p being 0.0625).  Reproduced: every rival beaten and
     ``a`` ahead of every rival at every value.  Not reproduced: as above, or ``a`` behind some rival at
     some value.  Partly: otherwise (:func:`_every_level`).  A pooled test alone would hide a reversal: a method 3x faster at four values
     and 4x slower at the fifth passes it on some runs and fails it on others.
@@ -543,13 +551,16 @@ def _better(s):
     levels = ""
     coord = s.claim.get("every")
     if coord:
-        def judge(c):
-            d, n = _side(c, s.lower, min_eff), c["better"] + c["worse"]
-            if d > 0 and _sign_p(c["better"], n) < ALPHA:
-                return "ahead"
-            return "behind" if d < 0 and _sign_p(c["worse"], n) < ALPHA else "not shown"
+        def judge(c):  # ahead: the estimate the claimed way by the minimum effect, and a sign test agrees
+            return _side(c, s.lower, min_eff) > 0 and _sign_p(c["better"], c["better"] + c["worse"]) < ALPHA
 
-        behind, even, levels, short = _every_level(s, coord, judge)
+        def threshold(c):  # behind by the minimum effect: a / b beyond 1 / (1 - m) (1 - m where higher is better)
+            if c["effect"] != "ratio":
+                return 0.0
+            return _ratio_threshold(c, 1 / (1 - min_eff) if s.lower else 1 - min_eff)
+
+        behind, even, levels, short = _every_level(s, coord, judge, threshold,
+                                                   lambda c: _side(c, s.lower, min_eff) < 0)
         ours += f"; at every {coord}: {short}"
         verdict = _every_verdict(verdict, behind, even)
         test += (f"; and at every {coord}: the Hodges-Lehmann estimate on each value's blocks alone"
@@ -569,36 +580,55 @@ def _sign_p(k, n):
     return float(sps.binomtest(k, n, 0.5, alternative="greater").pvalue) if n else 1.0
 
 
-def _every_level(s, coord, judge, good="ahead", bad="behind", confidence=0.95):
+def _every_level(s, coord, judge, threshold, worse, good="ahead", bad="behind", confidence=0.95):
     """``(bad, not_shown, words, short)`` of a rule's ``every: coord`` (:func:`_better`, :func:`_no_worse`).
 
-    Per value of the coord and rival, ``judge`` reads the comparison on that value's blocks alone
-    (:meth:`_Setup.level_pairs` at ``confidence``) as ``good`` (``_better``: *ahead*, the Hodges-Lehmann estimate
-    points the claimed way by at least the minimum effect and a one-sided sign test on those blocks says ``a`` is
-    better more often than chance, p < 0.05: 5 of 5 blocks, 7 of 8, ...), ``bad`` (*behind*: the same the other
-    way) or ``"not shown"`` (too few blocks, a tie, noise); a value where the two share no block is not shown.
+    Per value of the coord and rival, on that value's blocks alone (:meth:`_Setup.level_pairs` at ``confidence``):
+
+    - *bad* (``_better``: *behind*; ``_no_worse``: *worse*) where the estimate lies beyond the rule's threshold on
+      the wrong side (``worse(comparison)``: behind by the minimum effect; beyond the margin) and ``a`` is beyond
+      that threshold (``threshold(comparison)``, in the units of the per-block log-ratio or difference) in so many of
+      the value's blocks that a one-sided sign test, **Holm-adjusted over every value and rival**, gives p < 0.05:
+      a reversal found by looking at 20 values needs more than one of them at 5%, and a value just inside the
+      margin is not called worse because its estimate happens to lie beyond it;
+    - else *good* where ``judge(comparison)`` says so (``_better``: *ahead*, the estimate the claimed way by the
+      minimum effect and a one-sided sign test at 5% on the value's blocks; ``_no_worse``: *within the margin*,
+      its interval inside it -- each value at the pooled level, an intersection-union test needs no correction);
+    - else *not shown* (too few blocks, a tie, noise, or no block the two share there).
+
     A value counts once: bad if bad against some rival, good if good against every rival.  Returns the numbers of
-    values bad and not shown, the evidence sentence (per rival, the values by side, the bad ones with their
+    values bad and not shown, the evidence sentence (per rival, every value by side, the bad ones with their
     estimate) and the short form the ledger's ``ours`` ends with ("ahead at 4 of 5 values; behind at m = 150
     (x3.6)")."""
+    from . import stats
+
+    levels = [(rival, value, c) for rival in s.b for value, c in s.level_pairs(rival, coord, confidence)]
+    tested = [(r, v, c) for r, v, c in levels if c is not None]
+    ps = dict(zip([(r, v) for r, v, _ in tested],
+                  stats.holm([_beyond_p(c, threshold(c), s.lower) for *_, c in tested]) if tested else [],
+                  strict=True))
     rank = {good: 0, "not shown": 1, bad: 2}
     status, per_rival, bad_words = {}, [], {}
     for rival in s.b:
         sides = {good: [], "not shown": [], bad: []}
-        for value, c in s.level_pairs(rival, coord, confidence):
+        for r, value, c in levels:
+            if r != rival:
+                continue
             if c is None:
                 side, shown = "not shown", f"{value} (no paired block)"
+            elif worse(c) and ps[(r, value)] < ALPHA:
+                side = bad
+                unit = "median ratio" if c["effect"] == "ratio" else "median difference"
+                k = _beyond_count(c, threshold(c), s.lower)
+                shown = (f"{value} ({unit} {_change(c, c['estimate'])}, worse in {k} of {c['n_pairs']} blocks, "
+                         f"p = {_fmt_p(ps[(r, value)])})")
+                bad_words.setdefault(value, []).append(
+                    _change(c, c["estimate"]) + ("" if len(s.b) == 1 else f" vs {rival}"))
             else:
-                side, shown = judge(c), value
-                if side == bad:
-                    unit = "median ratio" if c["effect"] == "ratio" else "median difference"
-                    shown = (f"{value} ({unit} {_change(c, c['estimate'])}, worse in {c['worse']} of "
-                             f"{c['n_pairs']} blocks)")
-                    bad_words.setdefault(value, []).append(
-                        _change(c, c["estimate"]) + ("" if len(s.b) == 1 else f" vs {rival}"))
+                side, shown = (good if judge(c) else "not shown"), value
             sides[side].append(shown)
             status[value] = max(status.get(value, good), side, key=rank.get)
-        words = [f"{what} at {_values(coord, v, 6)}" for what, v in sides.items() if v]
+        words = [f"{what} at {_values(coord, v, len(v))}" for what, v in sides.items() if v]
         per_rival.append((f"vs {rival} " if len(s.b) > 1 else "") + "; ".join(words))
     by = {what: [v for v, st in status.items() if st == what] for what in rank}
     short = f"{good}{' of every rival' if len(s.b) > 1 else ''} at {len(by[good])} of {len(status)} values"
@@ -606,7 +636,31 @@ def _every_level(s, coord, judge, good="ahead", bad="behind", confidence=0.95):
         short += f"; {bad} at " + _values(coord, [f"{v} ({'; '.join(bad_words[v])})" for v in by[bad]], 3)
     if by["not shown"]:
         short += "; not shown at " + _values(coord, by["not shown"], 3)
-    return len(by[bad]), len(by["not shown"]), f"At every {coord}: {s.a} " + "; ".join(per_rival) + ". ", short
+    holm = f" (worse: one-sided sign tests beyond the threshold, Holm over {len(tested)} values x rivals)"
+    return (len(by[bad]), len(by["not shown"]), f"At every {coord}{holm}: {s.a} " + "; ".join(per_rival) + ". ",
+            short)
+
+
+def _beyond(c, t, lower):
+    """Blocks of the comparison ``c`` beyond the threshold ``t`` on the wrong side, and on the other side
+    (``c["d"]``: the per-block log-ratio or difference; ties at ``t`` dropped)."""
+    d = c["d"]
+    return (d > t, d < t) if lower else (d < t, d > t)
+
+
+def _beyond_count(c, t, lower):
+    return int(_beyond(c, t, lower)[0].sum())
+
+
+def _beyond_p(c, t, lower):
+    """One-sided sign test: ``a`` beyond ``t`` on the wrong side in more blocks than chance."""
+    bad, other = _beyond(c, t, lower)
+    return _sign_p(int(bad.sum()), int(bad.sum() + other.sum()))
+
+
+def _ratio_threshold(c, bound):
+    """``bound`` (a ratio a / b, or a difference) in the units of ``c["d"]``."""
+    return float(np.log(bound)) if c["effect"] == "ratio" else float(bound)
 
 
 def _subgroups(s, worse, verdict):
@@ -636,8 +690,8 @@ def _subgroups(s, worse, verdict):
     vs = (lambda r: "") if len(s.b) == 1 else (lambda r: f" vs {r}")
     words = [f"{coord} = {v} ({_change(c, c['estimate'])}{vs(r)}, worse in {c['worse']} of {c['n_pairs']} blocks, "
              f"p = {_fmt_p(p)})" for (coord, v, r, c), p in hits]
-    where = (f" Where the pooled result does not hold (one-sided sign tests on each subgroup's blocks, Holm over the "
-             f"{len(tests)} subgroups checked; the verdict stands): {s.a} is worse at " + "; ".join(words) + ".")
+    where = (f" Subgroups where {s.a} is worse (one-sided sign tests on each subgroup's blocks, Holm over the "
+             f"{len(tests)} subgroups checked; the verdict is the pooled test's): " + "; ".join(words) + ".")
     if verdict not in ("reproduced", "partly reproduced", "better than the paper"):
         return "", where
     short = [f"{coord} = {v} ({_change(c, c['estimate'])}{vs(r)})" for (coord, v, r, c), _ in hits[:3]]
@@ -678,8 +732,9 @@ def _no_worse(s):
     data set of the table"): the pooled test above, and per value and rival the same interval on that value's
     blocks alone.  ``a`` is *within the margin* at a value where that interval's worse-side bound is inside it
     (the margin of a difference: ``tolerance`` times the rival's median there); *worse* where the estimate lies
-    beyond the margin and ``a`` is worse in so many of the value's blocks that a one-sided sign test gives
-    p < 0.05; else *not shown* (too few blocks for the interval, or noise).  Reproduced: within the margin of
+    beyond the margin and ``a`` is beyond the margin in so many of the value's blocks that a one-sided sign
+    test, Holm-adjusted over every value and rival, gives p < 0.05 (a value just inside the margin whose
+    estimate drifts past it is not worse); else *not shown* (too few blocks for the interval, or noise).  Reproduced: within the margin of
     every rival pooled and at every value.  Not reproduced: as above, or worse than some rival at some value.
     Partly: otherwise (:func:`_every_level`).  No multiplicity correction is needed for "within at every value"
     (an intersection-union test: each value at the pooled level).
@@ -708,14 +763,14 @@ def _no_worse(s):
     ours, levels = _ours(s, cs), ""
     coord = s.claim.get("every")
     if coord:
-        def judge(c):
-            ok, beyond = _margin(c, s.lower, tol)
-            if ok:
-                return "within the margin"
-            n = c["better"] + c["worse"]
-            return "worse" if beyond and _side(c, s.lower) < 0 and _sign_p(c["worse"], n) < ALPHA else "not shown"
+        def threshold(c):  # the margin, on the wrong side
+            if c["effect"] == "ratio":
+                return _ratio_threshold(c, 1 + tol if s.lower else 1 - tol)
+            return tol * c["reference_median"] * (1 if s.lower else -1)
 
-        bad, unshown, levels, short = _every_level(s, coord, judge, "within the margin", "worse", conf)
+        bad, unshown, levels, short = _every_level(
+            s, coord, lambda c: _margin(c, s.lower, tol)[0], threshold,
+            lambda c: _margin(c, s.lower, tol)[1] and _side(c, s.lower) < 0, "within the margin", "worse", conf)
         ours += f"; at every {coord}: {short}"
         verdict = _every_verdict(verdict, bad, unshown)
         test += (f"; and at every {coord}: the same interval on each value's blocks alone, worse there where the "

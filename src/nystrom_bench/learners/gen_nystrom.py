@@ -31,7 +31,7 @@ Solver (Section 3.4-3.5):
   with the prior term ``lambda ||S - <S, U> U||_F^2``, ``U = W^+ / ||W^+||_F``: only S's part
   orthogonal to W^+ is penalised, its scale along W^+ is free.  That is convex with the gradient
   ``2 lambda (S - <S, U> U) + 2 E_l^T (E_l S E_l^T - K*) E_l`` (the projection is self-adjoint), and
-  the same solver runs on it from eq. (8)'s solution.  The paper does not say how it iterated;
+  the same solver runs on it from eq. (8)'s solution (or the closed-form start, where that is lower).  The paper does not say how it iterated;
   alternating beta and S, the obvious reading, reaches the same optimum only in the limit and
   crawls there (on a 160-point test problem 1,000 alternations still moved beta by a factor of 4).
 - lambda: when not given, each value of ``lambda_grid`` is solved and the one maximising the
@@ -337,7 +337,8 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
     beta : {"heuristic", "iterative"}, default="heuristic"
         The scale of the prior ``S0 = beta W^+``: eq. (8) (the paper's choice), or optimised with S for
         each lambda (its Appendix A, "a little more accurate but more expensive"): eq. (7) minimised over
-        S and beta together, from eq. (8)'s solution (module docstring), ``max_iter`` more iterations.
+        S and beta together, from eq. (8)'s solution or the closed-form start, whichever is lower (module
+        docstring), ``max_iter`` more iterations.
     random_state : int, Generator or None
         The sampler's randomness.
     n_landmarks : int or float
