@@ -324,7 +324,7 @@ def test_every_value_of_a_coord_turns_a_pooled_pass_into_not_reproduced():
     assert pooled["verdict"] == "reproduced"
     row = claims.evaluate(_claim(rule="better", metric="err", a="a", b="b", every="m"), df, INFO)
     assert row["verdict"] == "not reproduced"
-    assert ("At every m (worse: one-sided sign tests beyond the threshold, Holm over 3 values x rivals): a ahead at "
+    assert ("At every m (behind: one-sided sign tests beyond the minimum effect, Holm over 3 values x rivals): a ahead at "
             "m = 100, 200; behind at m = 300 (median ratio +") in row["evidence"]
     p = claims._fmt_p(min(1.0, 3 * sps.binomtest(36, 36, 0.5, alternative="greater").pvalue))  # Holm: smallest x 3
     assert f"worse in 36 of 36 blocks, p = {p})" in row["evidence"]  # 3 data sets x 12 seeds
@@ -365,7 +365,7 @@ def test_no_worse_at_every_data_set_names_the_one_where_a_falls_behind():
     row = claims.evaluate({**claim, "every": "dataset"}, df, INFO)
     assert row["verdict"] == "not reproduced"
     p = claims._fmt_p(min(1.0, 8 * sps.binomtest(20, 20, 0.5, alternative="greater").pvalue))  # Holm over 8 values
-    assert ("At every dataset (worse: one-sided sign tests beyond the threshold, Holm over 8 values x rivals): a "
+    assert ("At every dataset (worse: one-sided sign tests beyond the margin, Holm over 8 values x rivals): a "
             "within the margin at dataset = d0, d1, d2, d3, d4, d5, d6; worse at dataset = d7 (median ratio +40%, "
             f"worse in 20 of 20 blocks, p = {p})") in row["evidence"]
     assert pooled["ours"].endswith("(lower is better); but worse at dataset = d7 (+40%)")  # the subgroup check

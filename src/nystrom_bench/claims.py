@@ -636,7 +636,8 @@ def _every_level(s, coord, judge, threshold, worse, good="ahead", bad="behind", 
         short += f"; {bad} at " + _values(coord, [f"{v} ({'; '.join(bad_words[v])})" for v in by[bad]], 3)
     if by["not shown"]:
         short += "; not shown at " + _values(coord, by["not shown"], 3)
-    holm = f" (worse: one-sided sign tests beyond the threshold, Holm over {len(tested)} values x rivals)"
+    beyond = "the minimum effect" if bad == "behind" else "the margin"
+    holm = f" ({bad}: one-sided sign tests beyond {beyond}, Holm over {len(tested)} values x rivals)"
     return (len(by[bad]), len(by["not shown"]), f"At every {coord}{holm}: {s.a} " + "; ".join(per_rival) + ". ",
             short)
 
