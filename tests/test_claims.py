@@ -404,14 +404,16 @@ def test_every_needs_a_sign_test_to_call_a_value_behind_and_names_the_values_it_
     assert row["verdict"] == "not reproduced" and "behind at m = (empty)" in row["evidence"]
 
 
-def _subgroup_frame(worse_blocks, gap=0.4, n_seeds=10, datasets=8):
+def _subgroup_frame(worse_blocks, gap=0.4, n_seeds=10, datasets=8, gaps=None):
     """``a`` and ``b`` on ``datasets`` data sets x ``n_seeds`` seeds (one m, one kernel): ``a`` 5% better
-    everywhere but on d7, where it is ``gap`` worse in the first ``worse_blocks`` seeds and 5% better in the rest."""
+    everywhere but on d7, where it is ``gap`` worse in the first ``worse_blocks`` seeds and 5% better in the rest
+    (or ``gaps[seed]`` worse in each seed)."""
     rows = []
     for i in range(datasets):
         for seed in range(n_seeds):
             b = 1.0 + 0.01 * seed + 0.1 * i
-            a = b * (1 + gap if i == datasets - 1 and seed < worse_blocks else 0.95)
+            last = i == datasets - 1
+            a = b * (1 + gaps[seed] if last and gaps else 1 + gap if last and seed < worse_blocks else 0.95)
             rows += [{"study": "toy", "dataset": f"d{i}", "method": m, "kernel": "g", "seed": seed, "m": 100,
                       "err": v, "acc": 1 - v} for m, v in (("a", a), ("b", b))]
     return pd.DataFrame(rows)
@@ -427,7 +429,8 @@ def test_a_pooled_verdict_names_the_subgroups_where_it_does_not_hold():
     assert row["verdict"] == "reproduced"
     assert row["ours"].endswith("(lower is better); but worse at dataset = d7 (+40%)")
     p = min(1.0, 8 * sps.binomtest(10, 10, 0.5, alternative="greater").pvalue)  # Holm: the smallest p times 8
-    assert (f"Subgroups where a is worse (one-sided sign tests on each subgroup's blocks, Holm over the 8 subgroups "
+    assert (f"Subgroups where a is worse (one-sided sign tests beyond the minimum effect on each subgroup's blocks, "
+            f"Holm over the 8 subgroups "
             f"checked; the verdict is the pooled test's): dataset = d7 (+40%, worse in 10 of 10 blocks, "
             f"p = {claims._fmt_p(p)}).") in row["evidence"]
     # 8 of 10 blocks worse (sign p 0.055 alone, 0.44 Holm-adjusted): not named, and no data set is where all agree
@@ -442,6 +445,30 @@ def test_a_pooled_verdict_names_the_subgroups_where_it_does_not_hold():
     # no_worse reads a subgroup by its margin: d7's 40% loss lies beyond 2%
     nw = claims.evaluate(_claim(rule="no_worse", metric="acc", a="a", b="b"), _subgroup_frame(10, gap=0.1), INFO)
     assert "Subgroups where a is worse" in nw["evidence"] and "dataset = d7" in nw["evidence"]
+    assert "one-sided sign tests beyond the margin" in nw["evidence"]
+
+
+def test_a_subgroup_is_worse_only_beyond_the_rule_s_threshold():
+    """A subgroup is named by the test :func:`claims._every_level` runs: blocks beyond the margin (or the minimum
+    effect), not blocks merely worse.  d7: a worse than b in all 10 blocks, but beyond the 2% margin in only 6 of
+    them (+5%; the other 4 +1%): its estimate lies beyond the margin, yet 6 of 10 is no evidence (sign p 0.38) --
+    a sign test against 0 would have named it (10 of 10, p 0.0078 Holm-adjusted)."""
+    gaps = [0.05] * 6 + [0.01] * 4
+    frame = _subgroup_frame(0, gaps=gaps)
+    nw = claims.evaluate(_claim(rule="no_worse", metric="err", a="a", b="b"), frame, INFO)
+    assert nw["verdict"] == "reproduced"
+    assert "Subgroups where" not in nw["evidence"] and "but worse" not in nw["ours"]
+    # all ten beyond the margin: named, with the blocks beyond it counted
+    nw = claims.evaluate(_claim(rule="no_worse", metric="err", a="a", b="b"), _subgroup_frame(0, gaps=[0.05] * 10),
+                         INFO)
+    assert "dataset = d7 (+5%, worse in 10 of 10 blocks" in nw["evidence"]
+    # a time claim's minimum effect (10%): 8% slower in every block is behind, but not by the minimum effect
+    t = _subgroup_frame(0, gaps=[0.08] * 10).rename(columns={"err": "fit_seconds"})
+    slow = claims.evaluate(_claim(rule="better", metric="fit_seconds", a="a", b="b"), t, INFO)
+    assert "Subgroups where" not in slow["evidence"]
+    t = _subgroup_frame(0, gaps=[0.3] * 10).rename(columns={"err": "fit_seconds"})
+    slow = claims.evaluate(_claim(rule="better", metric="fit_seconds", a="a", b="b"), t, INFO)
+    assert "dataset = d7 (+30%, worse in 10 of 10 blocks" in slow["evidence"]
 
 
 @pytest.mark.parametrize("seed", range(5))
