@@ -171,13 +171,22 @@ def test_compare_pair_memo_gives_the_computed_result():
     first = stats.compare_pair(a, b)
     first["p"] = -1.0  # the caller's copy
     again = stats.compare_pair(list(a), b.copy())
-    assert again == stats._compare_pair(a, b, True, "auto", 0.95)
+    assert _same(again, stats._compare_pair(a, b, True, "auto", 0.95))
     assert again["p"] != -1.0
+    np.testing.assert_array_equal(again["d"], np.log(stats.round_significant(a)) - np.log(stats.round_significant(b)))
+    with pytest.raises(ValueError):  # the memo's array is shared: read-only
+        again["d"][0] = 0.0
     assert stats.compare_pair(a, b, lower_is_better=False)["better"] == again["worse"]
     assert stats.compare_pair(a, b, effect="difference")["effect"] == "difference"
     b2 = b.copy()
     b2[0] *= 2
-    assert stats.compare_pair(a, b2) == stats._compare_pair(a, b2, True, "auto", 0.95)
+    assert _same(stats.compare_pair(a, b2), stats._compare_pair(a, b2, True, "auto", 0.95))
+
+
+def _same(c, d):
+    """Two compare_pair results equal, their per-block arrays included."""
+    return c.keys() == d.keys() and all(
+        np.array_equal(c[k], d[k]) if k == "d" else c[k] == d[k] or (c[k] != c[k] and d[k] != d[k]) for k in c)
 
 
 def _frame(rng, n_sets=6, seeds=3):

@@ -193,7 +193,8 @@ def compare_pair(a, b, lower_is_better=True, effect="auto", confidence=0.95):
     already on one scale everywhere: slopes, R^2, distances in log2 gamma).  Values are rounded to
     :data:`SIGNIFICANT_DIGITS` first, so that rounding noise is a tie.
 
-    Returns a dict: ``n_pairs``; ``better``/``worse`` (blocks where ``a`` beats / loses to ``b``);
+    Returns a dict: ``n_pairs``; ``d``, the per-block effect tested (the log-ratios or differences of the
+    rounded values, pairs with a NaN dropped; read-only); ``better``/``worse`` (blocks where ``a`` beats / loses to ``b``);
     ``effect`` (``"ratio"`` or ``"difference"``); ``estimate`` with ``ci_low``/``ci_high`` -- the
     Hodges-Lehmann estimate of the median log-ratio (back-transformed: a ratio ``a / b``) or of the
     median difference, and the ``confidence`` interval that inverts the same signed-rank test
@@ -236,7 +237,8 @@ def _compare_pair(a, b, lower_is_better, effect, confidence):
         d = a - b
     else:
         raise ValueError(f"effect must be 'auto', 'ratio' or 'difference', not {effect!r}")
-    out = {"n_pairs": len(d), "better": int(((d < 0) if lower_is_better else (d > 0)).sum()),
+    d.flags.writeable = False  # shared by every copy the memo hands out
+    out = {"n_pairs": len(d), "d": d, "better": int(((d < 0) if lower_is_better else (d > 0)).sum()),
            "worse": int(((d > 0) if lower_is_better else (d < 0)).sum()), "effect": effect,
            "estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p": np.nan, "statistic": np.nan}
     if len(d) == 0:
