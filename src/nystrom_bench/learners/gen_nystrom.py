@@ -267,7 +267,7 @@ class _GeneralizedNystromBase(_LandmarkKernel):
 
     @staticmethod
     def _prior(E_l, K_star, W, rcond=approx.RCOND):
-        """``(beta, S0 = beta W^+)`` with beta of eq. (8), W^+ without W's eigenvalues below ``rcond`` times
+        """``(beta, S0 = beta W^+, W^+)`` with beta of eq. (8), W^+ without W's eigenvalues below ``rcond`` times
         the largest."""
         T, _ = approx.lowrank_pinv_factor(W, rcond=rcond)
         W_pinv = T @ T.T
@@ -277,7 +277,7 @@ class _GeneralizedNystromBase(_LandmarkKernel):
         # ||E_l^+ K* E_l^+T||: measured beta = 10^5 ... 10^21 over the nine widths on segment.
         E_pinv = linalg.pinv(E_l, rtol=np.sqrt(rcond))
         beta = float(np.linalg.norm(E_pinv @ K_star @ E_pinv.T) / np.linalg.norm(W_pinv))
-        return beta, beta * W_pinv
+        return beta, beta * W_pinv, W_pinv
 
     @staticmethod
     def _blas_for(m):
@@ -410,7 +410,7 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
         self.landmarks_, self.component_indices_ = op.Z, op.landmark_indices
         E_l = op.C[labelled]
         K_star = ideal_kernel(y[labelled])
-        beta, S0 = self._prior(E_l, K_star, op.W, self.rcond)
+        beta, S0, W_pinv = self._prior(E_l, K_star, op.W, self.rcond)
         problem = _Problem(E_l, K_star, S0, self._mask())
         best = None
         self.alignment_, self.dictionary_path_ = {}, {}
@@ -418,7 +418,7 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
             with self._blas_for(len(S0)):
                 S, path = problem.solve(lam, self.max_iter, self.tol)
                 fit = (S, path, beta, S0) if self.beta == "heuristic" else self._with_beta(problem, lam, S, path,
-                                                                                          beta, S0)
+                                                                                          beta, S0, W_pinv)
             S = fit[0]
             score = centered_alignment(S, S0) * centered_alignment(E_l @ S @ E_l.T, K_star)
             self.alignment_[lam] = score
@@ -429,13 +429,12 @@ class GeneralizedNystrom(_GeneralizedNystromBase):
         self.n_iter_ = len(self.objective_path_) - 1
         self.root_ = self._root(self.dictionary_)
 
-    def _with_beta(self, problem, lam, S, path, beta, S0):
+    def _with_beta(self, problem, lam, S, path, beta, S0, W_pinv):
         """``beta="iterative"``: ``(S, objective path, beta, S0 = beta W^+)`` of eq. (7) minimised over S and beta
         together (:class:`_FreeScaleProblem`), started from eq. (8)'s solution ``S``; eq. (8)'s fit as it is
         (``S``, ``path``) where its prior is degenerate (beta 0 or not finite)."""
         if not (beta > 0 and np.isfinite(S0).all()):
             return S, path, beta, S0
-        W_pinv = S0 / beta
         free = _FreeScaleProblem(problem)
         S, path = free.solve(lam, self.max_iter, self.tol, start=S)
         beta = free.beta(S, W_pinv)
@@ -590,8 +589,8 @@ class GeneralizedNystromMKL(_GeneralizedNystromBase):
         K_star = ideal_kernel(y[labelled])
         E_l = [k(X[labelled], Z) for k in kerns]
         priors = [self._prior(E, K_star, k(Z), self.rcond) for E, k in zip(E_l, kerns, strict=True)]
-        self.betas_ = np.array([b for b, _ in priors])
-        S0 = [S for _, S in priors]
+        self.betas_ = np.array([b for b, *_ in priors])
+        S0 = [S for _, S, _ in priors]
         self.priors_ = S0
         eigs = [linalg.eigh(E.T @ E, check_finite=False) for E in E_l]  # once per kernel, for every problem
         with self._blas_for(len(Z)):
