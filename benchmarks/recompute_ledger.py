@@ -223,6 +223,7 @@ class Claim:
         self.df = self.df.assign(**{self.column: self.df[self.column].map(key)})
         self.a = None if self.a is None else key(self.a)
         self.b = [key(x) for x in self.b]
+        self.chain = [key(x) for x in as_list(claim.get("chain", []))]  # better: each value against the one before
         self.transform(claim.get("transform"))
         vals = self.df[self.metric].dropna()
         self.effect = "ratio" if len(vals) and bool((vals > 0).all()) else "difference"
@@ -327,25 +328,27 @@ class Claim:
         self.metric = value
         self.lower = bool(spec.get("lower", self.lower))
 
-    def paired(self, rival, complete=True):
-        """Wide table of a and rival (rounded) over the blocks both have."""
-        sub = self.df[self.df[self.column].isin([self.a, rival]) & self.df[self.metric].notna()]
+    def paired(self, rival, a=None):
+        """Wide table of a (default the claim's) and rival (rounded) over the blocks both have."""
+        a = self.a if a is None else a
+        sub = self.df[self.df[self.column].isin([a, rival]) & self.df[self.metric].notna()]
         sub = filled(sub, self.blocks)
         if sub.duplicated([*self.blocks, self.column]).any():
             raise ValueError(f"several rows per block {self.blocks} and {self.column}")
         wide = sub.pivot_table(index=self.blocks, columns=self.column, values=self.metric, aggfunc="first")
-        if self.a not in wide or rival not in wide:
-            raise NotTestable(f"{self.a!r} and {rival!r} share no paired block")
-        wide = wide[[self.a, rival]].dropna()
+        if a not in wide or rival not in wide:
+            raise NotTestable(f"{a!r} and {rival!r} share no paired block")
+        wide = wide[[a, rival]].dropna()
         if not len(wide):
-            raise NotTestable(f"{self.a!r} and {rival!r} share no paired block")
-        return pd.DataFrame(round_sig(wide.to_numpy(float)), index=wide.index, columns=[self.a, rival])
+            raise NotTestable(f"{a!r} and {rival!r} share no paired block")
+        return pd.DataFrame(round_sig(wide.to_numpy(float)), index=wide.index, columns=[a, rival])
 
-    def compare(self, rival, confidence=0.95):
-        if not (self.df[self.column] == self.a).any():
-            raise NotTestable(f"{self.column} = {self.a!r} has no rows")
-        w = self.paired(rival)
-        return {**compare(w[self.a].to_numpy(), w[rival].to_numpy(), self.lower, self.effect, confidence),
+    def compare(self, rival, confidence=0.95, a=None):
+        a = self.a if a is None else a
+        if not (self.df[self.column] == a).any():
+            raise NotTestable(f"{self.column} = {a!r} has no rows")
+        w = self.paired(rival, a)
+        return {**compare(w[a].to_numpy(), w[rival].to_numpy(), self.lower, self.effect, confidence),
                 "rival": rival, "rival_median": float(np.median(np.abs(w[rival].to_numpy(float))))}
 
 
@@ -364,9 +367,11 @@ def words(c):
 
 # -- rules, from claims.py's docstrings ----------------------------------------------------------
 def rule_better(s):
-    if not s.b:
+    if not s.b and not s.chain:
         raise ValueError("rule needs rivals 'b'")
-    cs = [s.compare(r) for r in s.b]
+    # chain: [v1, ..., vk]: v2 against v1, ..., vk against v(k-1), in the rivals' place
+    steps = [(hi, lo) for lo, hi in zip(s.chain[:-1], s.chain[1:], strict=True)] or [(s.a, r) for r in s.b]
+    cs = [s.compare(r, a=a) for a, r in steps]
     m = float(s.c.get("min_effect", TIME_MIN_EFFECT if is_time(s.c.get("metric", "")) else 0.0))
     beaten = lost = 0
     for c, p in zip(cs, holm([c["p"] for c in cs]), strict=True):

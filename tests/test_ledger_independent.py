@@ -158,11 +158,11 @@ def _rows(df, claim):
     return df[df[claim["metric"]].notna()]
 
 
-def _pairs(df, claim, rival):
+def _pairs(df, claim, rival, a=None):
     """(a values, rival values) on the blocks both have: dataset, kernel, seed and m (the column aside)."""
     col, metric = claim.get("column", "method"), claim["metric"]
     blocks = [c for c in ["dataset", "kernel", "seed", "m", "method"] if c in df and c != col]
-    x = df[df[col] == claim["a"]][[*blocks, metric]]
+    x = df[df[col] == (claim["a"] if a is None else a)][[*blocks, metric]]
     y = df[df[col] == rival][[*blocks, metric]]
     j = x.merge(y, on=blocks, suffixes=("_a", "_b"))
     return j[f"{metric}_a"].to_numpy(float), j[f"{metric}_b"].to_numpy(float)
@@ -177,10 +177,13 @@ def _comparisons(df, claim, confidence):
     metric = claim["metric"]
     lower = LOWER[metric]
     effect = "ratio" if (df[metric] > 0).all() else "difference"  # positive in every row of the claim
-    rivals = claim["b"] if isinstance(claim["b"], list) else [claim["b"]]
+    if "chain" in claim:  # each value against the one before it
+        steps = list(zip(claim["chain"][1:], claim["chain"][:-1], strict=True))
+    else:
+        steps = [(claim["a"], r) for r in (claim["b"] if isinstance(claim["b"], list) else [claim["b"]])]
     cs = []
-    for r in rivals:
-        a, b = _pairs(df, claim, r)
+    for subject, r in steps:
+        a, b = _pairs(df, claim, r, subject)
         cs.append({**compare(a, b, lower, effect, confidence), "ref_median": float(np.median(np.abs(r9(b))))})
     return cs, holm([c["p"] for c in cs]), lower
 
@@ -460,6 +463,18 @@ def test_better_time_needs_ten_percent(tmp_path, monkeypatch, gaps, seed):
     rivals = {f"r{i}": g for i, g in enumerate(gaps)}
     df = _table(seed, {"a": 0.0, **rivals}, noise=0.01)
     _check(tmp_path, monkeypatch, df, {"rule": "better", "metric": "fit_time", "a": "a", "b": list(rivals)})
+
+
+@pytest.mark.parametrize("levels", [(0.0, 0.05, 0.1, 0.15), (0.0, -0.05, 0.1, 0.15), (0.0, 0.05, 0.05, 0.1),
+                                    (0.0, 0.004, 0.1)], ids=str)
+@pytest.mark.parametrize("metric", ["err", "acc", "shift"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_better_along_a_chain(tmp_path, monkeypatch, levels, metric, seed):
+    """``chain: [g0, g1, ...]``: g(i)'s latent z is lower than g(i-1)'s by the step ``levels[i] - levels[i-1]``
+    (negative: that step goes the wrong way; zero: flat)."""
+    names = [f"g{i}" for i in range(len(levels))]
+    df = _table(seed, {n: -v for n, v in zip(names, levels, strict=True)})
+    _check(tmp_path, monkeypatch, df, {"rule": "better", "metric": metric, "chain": names})
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

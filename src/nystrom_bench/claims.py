@@ -40,6 +40,7 @@ A claim in ``papers/<key>.yaml`` (one list item under ``claims:``)::
       p: 0.5                               # slope_below: the threshold on the slope
       every: m                             # better / no_worse: the paper claims it at every value of this
                                            # coord (or block column, e.g. dataset)
+      chain: [grid_10, grid_20, grid_40]   # better, instead of a and b: each value better than the one before
       answers: [sampler]                   # optional: the findings question(s) it bears on
       not_testable: "reason"               # instead of a rule, where the evidence cannot be had
       note: "the paper's definition, how its number was read, caveats"
@@ -62,7 +63,9 @@ rule's exact definition is its function's docstring (docs/guide/verdicts.md, "Ho
     ``min_effect`` (default 10%) either way.  ``every: coord`` (a claim "at every m"): also
     ahead of every rival at every value of the coord on the Hodges-Lehmann estimate of that
     value's blocks with a one-sided sign test; behind at one (a sign test beyond the minimum
-    effect, Holm over the values and rivals): not reproduced; neither at one: partly.
+    effect, Holm over the values and rivals): not reproduced; neither at one: partly.  ``chain:
+    [v1, v2, ...]`` instead of ``a`` and ``b`` (a claim "the more samples, the closer"): each value
+    against the one before it, the steps taking the rivals' place.
 ``no_worse`` (:func:`_no_worse`)
     the equivalence margin ``tolerance`` (default 2%, 10% for a time) holds against every
     rival (the worse-side bound of the interval inside it): reproduced; against none, or
@@ -183,6 +186,10 @@ class _Setup:
         self.column = claim.get("column", "method")
         self.a = claim.get("a")
         self.b = [x for x in _as_list(claim.get("b", []))]
+        self.chain = [x for x in _as_list(claim.get("chain", []))]
+        if self.chain and (self.a is not None or self.b or len(self.chain) < 2 or claim.get("rule") != "better"):
+            raise ValueError(f"claim {claim['id']!r}: chain: lists two values or more, in the order the claim says "
+                             "each improves on the one before, for rule better and without a or b")
         metrics = (info or {}).get("metrics", {})
         if self.metric not in metrics and self.metric not in df:
             raise ValueError(f"claim {claim['id']!r}: metric {self.metric!r} is not a metric of study "
@@ -209,6 +216,7 @@ class _Setup:
         self.df = self.df.assign(**{self.column: self.df[self.column].map(_key)})
         self.a = None if self.a is None else _key(self.a)
         self.b = [_key(x) for x in self.b]
+        self.chain = [_key(x) for x in self.chain]
         self._transform(claim.get("transform"))
 
     def _select(self, df):
@@ -351,43 +359,53 @@ class _Setup:
 
     def test_line(self, what, n_rivals):
         blocks = ", ".join(self.blocks)
-        holm = f", Holm over {n_rivals} rivals" if n_rivals > 1 else ""
+        holm = f", Holm over {n_rivals} {'steps' if self.chain else 'rivals'}" if n_rivals > 1 else ""
         return f"{what}, paired over ({blocks}){holm}"
 
-    def _pair_frame(self, rival):
-        """``a``'s and ``rival``'s values on the blocks both have: a frame with those two columns, indexed by
-        the blocks."""
+    def steps(self):
+        """``[(a, rival)]``: what the rule compares -- ``a`` against each of ``b``, or each value of ``chain``
+        against the one before it."""
+        if self.chain:
+            return [(hi, lo) for lo, hi in zip(self.chain[:-1], self.chain[1:], strict=True)]
+        return [(self.a, r) for r in self.b]
+
+    def _pair_frame(self, rival, a=None):
+        """``a``'s (default the claim's) and ``rival``'s values on the blocks both have: a frame with those two
+        columns, indexed by the blocks."""
         # asked once per rival by the rule and once per coord by level_pairs (the subgroup check): pivoted once
-        state = (self.metric, self.column, self.a, tuple(self.blocks))
+        a = self.a if a is None else a
+        state = (self.metric, self.column, tuple(self.blocks))
         memo = self.__dict__.setdefault("_pair_memo", {})
-        got = memo.get(rival)
+        got = memo.get((a, rival))
         if got is None or got[0] is not self.df or got[1] != state:
-            got = memo[rival] = (self.df, state, self._pivot_pair(rival))
+            got = memo[(a, rival)] = (self.df, state, self._pivot_pair(rival, a))
         return got[2]
 
-    def _pivot_pair(self, rival):
+    def _pivot_pair(self, rival, a):
         from . import stats  # here: the ledger job (gathering only) needs no scipy.stats
 
-        sub = self.df[self.df[self.column].isin([self.a, rival])]
-        for name in (self.a, rival):
+        sub = self.df[self.df[self.column].isin([a, rival])]
+        for name in (a, rival):
             if not (sub[self.column] == name).any():
                 raise _NotTestable(f"{self.column} = {name!r} has no rows in this run's results (values: "
                                    f"{', '.join(sorted(map(str, self.df[self.column].unique())))})")
         wide = stats.pivot_pairs(sub, self.metric, self.column, self.blocks, complete=False)
-        if rival not in wide or self.a not in wide or not len(wide[[self.a, rival]].dropna()):
-            raise _NotTestable(f"{self.a!r} and {rival!r} share no paired block over ({', '.join(self.blocks)})")
-        return wide[[self.a, rival]].dropna()
+        if rival not in wide or a not in wide or not len(wide[[a, rival]].dropna()):
+            raise _NotTestable(f"{a!r} and {rival!r} share no paired block over ({', '.join(self.blocks)})")
+        return wide[[a, rival]].dropna()
 
     def _compare(self, pair, rival, confidence):
         from . import stats
 
-        a, b = pair[self.a].to_numpy(float), pair[rival].to_numpy(float)
+        subject = pair.columns[0]
+        a, b = pair[subject].to_numpy(float), pair[rival].to_numpy(float)
         out = stats.compare_pair(a, b, self.lower, self.effect, confidence)  # its "d": every: and subgroups test it
-        return {**out, "reference": rival, "reference_median": float(np.median(np.abs(b)))}
+        return {**out, "subject": subject, "reference": rival, "reference_median": float(np.median(np.abs(b)))}
 
-    def pairs(self, rival, confidence=0.95):
-        """:func:`stats.compare_pair` of ``a`` against ``rival`` over the blocks both have, with the rival's name."""
-        return self._compare(self._pair_frame(rival), rival, confidence)
+    def pairs(self, rival, confidence=0.95, a=None):
+        """:func:`stats.compare_pair` of ``a`` (default the claim's) against ``rival`` over the blocks both have,
+        with both names (``subject``, ``reference``)."""
+        return self._compare(self._pair_frame(rival, a), rival, confidence)
 
     def level_pairs(self, rival, coord, confidence=0.95):
         """``[(value, comparison or None)]``: :func:`pairs` on the blocks of each value of the coord ``coord``
@@ -479,7 +497,7 @@ def _side(c, lower, min_effect=0.0):
 
 def _pair_words(s, c, p):
     unit = "median ratio" if c["effect"] == "ratio" else "median difference"
-    return (f"{s.a} vs {c['reference']}: {unit} {_effect_text(c)} (Hodges-Lehmann, 95% CI), better in "
+    return (f"{c['subject']} vs {c['reference']}: {unit} {_effect_text(c)} (Hodges-Lehmann, 95% CI), better in "
             f"{c['better']} and worse in {c['worse']} of {c['n_pairs']} blocks, Holm p = {_fmt_p(p)}")
 
 
@@ -487,7 +505,8 @@ def _ours(s, cs):
     """'Test MSE, median change per block +18% [+5%, +30%] vs accurate (lower is better)': the
     Hodges-Lehmann median of the paired blocks' ratios (a change) or differences, with its 95% interval."""
     what = "median change per block" if cs and cs[0]["effect"] == "ratio" else "median difference per block"
-    return f"{s.label}, {what} " + "; ".join(f"{_effect_text(c)} vs {c['reference']}" for c in cs) + \
+    name = (lambda c: f"{c['subject']} ") if s.chain else (lambda c: "")
+    return f"{s.label}, {what} " + "; ".join(f"{name(c)}{_effect_text(c)} vs {c['reference']}" for c in cs) + \
         f" ({s.direction})"
 
 
@@ -521,12 +540,17 @@ def _better(s):
     ``a`` ahead of every rival at every value.  Not reproduced: as above, or ``a`` behind some rival at
     some value.  Partly: otherwise (:func:`_every_level`).  A pooled test alone would hide a reversal: a method 3x faster at four values
     and 4x slower at the fifth passes it on some runs and fails it on others.
+
+    ``chain: [v1, v2, ..., vk]`` instead of ``a`` and ``b`` -- the paper claims a trend at every step ("the more
+    samples, the closer"): the steps ``v2`` against ``v1``, ..., ``vk`` against ``v(k-1)`` take the rivals' place,
+    with the same test, Holm over the steps and the same verdict: better at every step, reproduced; worse at one
+    step, not reproduced (the largest against each smaller alone would hide a step that goes the wrong way).
     """
     from . import stats  # here: the ledger job (gathering only) needs no scipy.stats
 
-    if not s.b:
-        raise ValueError(f"claim {s.claim['id']!r}: rule needs rivals 'b'")
-    cs = [s.pairs(r) for r in s.b]
+    if not s.b and not s.chain:
+        raise ValueError(f"claim {s.claim['id']!r}: rule needs rivals 'b' (or a chain)")
+    cs = [s.pairs(r, a=a) for a, r in s.steps()]
     adj = stats.holm([c["p"] for c in cs])
     min_eff = _min_effect(s)
     beaten = lost = 0
@@ -536,12 +560,12 @@ def _better(s):
         lost += side < 0
     k = len(cs)
     verdict = ("reproduced" if beaten == k else "not reproduced" if lost or not beaten else "partly reproduced")
-    bits = [f"beats {beaten} of {k} rivals"]
+    bits = [f"better at {beaten} of {k} steps" if s.chain else f"beats {beaten} of {k} rivals"]
     if lost:
-        bits.append(f"{lost} significantly better than {s.a}")
+        bits.append(f"worse at {lost}" if s.chain else f"{lost} significantly better than {s.a}")
     if min_eff:
         bits.append(f"an effect counts from {min_eff:.0%}")
-    test = _test_words(s, "better", k)
+    test = _test_words(s, "better at each step of the chain" if s.chain else "better", k)
     ours = _ours(s, cs)
     levels = ""
 
@@ -551,6 +575,8 @@ def _better(s):
         return _ratio_threshold(c, 1 / (1 - min_eff) if s.lower else 1 - min_eff)
 
     coord = s.claim.get("every")
+    if coord and s.chain:
+        raise ValueError(f"claim {s.claim['id']!r}: every: and chain: do not combine; keep one")
     if coord:
         def judge(c):  # ahead: the estimate the claimed way by the minimum effect, and a sign test agrees
             return _side(c, s.lower, min_eff) > 0 and _sign_p(c["better"], c["better"] + c["worse"]) < ALPHA
@@ -561,7 +587,7 @@ def _better(s):
         verdict = _every_verdict(verdict, behind, even)
         test += (f"; and at every {coord}: the Hodges-Lehmann estimate on each value's blocks alone"
                  + (f" (by at least {min_eff:.0%})" if min_eff else "") + " and a one-sided sign test on them")
-    flag, where = _subgroups(s, lambda c: _side(c, s.lower, min_eff) < 0, threshold, verdict)
+    flag, where = ("", "") if s.chain else _subgroups(s, lambda c: _side(c, s.lower, min_eff) < 0, threshold, verdict)
     return {"ours": ours + flag, "effect": "; ".join(_effect_text(c) for c in cs), "p_value": float(max(adj)),
             "verdict": verdict, "test": test,
             "evidence": f"{', '.join(bits).capitalize()}. " + levels + "; ".join(
