@@ -21,6 +21,7 @@ per-curve ``linregress`` and the t quantile.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 import numpy as np
@@ -313,7 +314,11 @@ def _share(share):
 
 def _share_verdict(k, n, share, chance):
     frac, strict = _share(share)
-    p = float(sps.binomtest(k, n, chance, alternative="greater").pvalue)
+    if np.ndim(chance):  # a chance per data set: P(K >= k) summed over every win pattern (few data sets here)
+        p = sum(math.prod(c if w else 1 - c for w, c in zip(pattern, chance, strict=True))
+                for pattern in itertools.product([0, 1], repeat=len(chance)) if sum(pattern) >= k)
+    else:
+        p = float(sps.binomtest(k, n, chance, alternative="greater").pvalue)
     if k > 0 and (k / n > frac if strict else k / n >= frac):
         return "reproduced", p
     if k > n / 2 and p < ALPHA:
@@ -326,15 +331,19 @@ def my_best_on_most(df, claim):
     contenders = [claim["a"], *claim["b"]]
     lower = LOWER[claim["metric"]]
     k = n = 0
+    chances = []
     for _, g in df[df["method"].isin(contenders)].groupby("dataset"):
         means = {m: g.loc[g["method"] == m, claim["metric"]].mean() for m in contenders}
-        if any(np.isnan(v) for v in means.values()):
+        means = {m: v for m, v in means.items() if not np.isnan(v)}  # a method without a result: left out here
+        if claim["a"] not in means or len(means) < 2:
             continue
         best = (min if lower else max)(means.values())
         assert sum(v == best for v in means.values()) == 1, "a tie for the best mean (see test below)"
         n += 1
         k += means[claim["a"]] == best
-    verdict, p = _share_verdict(k, n, claim["share"], 1 / len(contenders))
+        chances.append(1 / len(means))
+    some_missing = any(c > 1 / len(contenders) for c in chances)
+    verdict, p = _share_verdict(k, n, claim["share"], chances if some_missing else 1 / len(contenders))
     return verdict, p, f"{k}/{n}", None
 
 
@@ -536,6 +545,22 @@ def test_best_on_most(tmp_path, monkeypatch, metric, n, k, share):
     df = _table(n * 10 + k, {"a": 0.0, "b": 0.0, "c": 0.05}, datasets=datasets, seeds=2, per_dataset=per)
     _check(tmp_path, monkeypatch, df, {"rule": "best_on_most", "metric": metric, "a": "a", "b": ["b", "c"],
                                        "share": share})
+
+
+@pytest.mark.parametrize("metric", ["err", "acc"])
+@pytest.mark.parametrize(("n", "k"), [(8, 6), (8, 7), (9, 8), (6, 2)], ids=str)
+@pytest.mark.parametrize("share", ["all", "7/8", "1/2"])
+def test_best_on_most_where_a_rival_did_not_run(tmp_path, monkeypatch, metric, n, k, share):
+    """A rival without a result on a data set (the paper's '-') is left out there; a data set where ``a`` did not
+    run, or no rival did, is not counted; the chance of each data set is one over the contenders that ran."""
+    datasets = tuple(f"d{i}" for i in range(n))
+    per = {(ds, "a"): (-0.3 if i < k else 0.3) for i, ds in enumerate(datasets)}
+    df = _table(n * 10 + k, {"a": 0.0, "b": 0.0, "c": 0.05}, datasets=datasets, seeds=2, per_dataset=per)
+    gone = (df["method"] == "c") & df["dataset"].isin(datasets[::3])       # c did not run on every third set
+    gone |= (df["method"] == "b") & (df["dataset"] == datasets[1])
+    gone |= (df["method"] == "a") & (df["dataset"] == datasets[-1])        # a did not run on the last one
+    _check(tmp_path, monkeypatch, df[~gone], {"rule": "best_on_most", "metric": metric, "a": "a", "b": ["b", "c"],
+                                              "share": share})
 
 
 # -- matches_value -----------------------------------------------------------------------------------

@@ -41,6 +41,8 @@ A claim in ``papers/<key>.yaml`` (one list item under ``claims:``)::
       every: m                             # better / no_worse: the paper claims it at every value of this
                                            # coord (or block column, e.g. dataset)
       chain: [grid_10, grid_20, grid_40]   # better, instead of a and b: each value better than the one before
+      paper_table: table1                  # optional: the paper's table it rests on; the ledger gives the
+                                           # rule's verdict on its printed numbers too (paper_evidence)
       answers: [sampler]                   # optional: the findings question(s) it bears on
       not_testable: "reason"               # instead of a rule, where the evidence cannot be had
       note: "the paper's definition, how its number was read, caveats"
@@ -853,11 +855,15 @@ def parse_share(value, claim_id="?"):
 def _share_verdict(k, n, share, chance):
     """Reproduced when ``k`` of ``n`` meets the paper's share; partly when short of it but a
     significant majority holds (``k > n / 2`` and the one-sided binomial test of ``k`` against
-    ``chance`` has p < 0.05); else not reproduced.  Returns ``(verdict, binomial p)``."""
+    ``chance`` has p < 0.05); else not reproduced.  Returns ``(verdict, binomial p)``.  ``chance`` is one
+    probability, or one per unit (a data set where fewer methods ran: the Poisson-binomial tail)."""
     from scipy import stats as sps
 
     frac, strict, _ = share
-    p = float(sps.binomtest(k, n, chance, alternative="greater").pvalue) if n else float("nan")
+    if np.ndim(chance):
+        p = _poisson_binomial_sf(k, chance) if n else float("nan")
+    else:
+        p = float(sps.binomtest(k, n, chance, alternative="greater").pvalue) if n else float("nan")
     meets = (k / n > frac) if strict else (k / n >= frac)
     if n and meets and k > 0:
         return "reproduced", p
@@ -867,19 +873,22 @@ def _share_verdict(k, n, share, chance):
 
 
 def _best_on_most(s):
-    """Per data set, ``a`` has the best mean of ``{a} + b`` (over seeds and coords; means equal to 9
-    significant digits tie, and a tie for the best counts for ``a``): ``k of N`` data sets, judged
-    against the paper's ``share`` (``all``, ``most`` or its own ``k/n``) by :func:`_share_verdict`,
-    chance being one over the number of contenders."""
+    """Per data set where ``a`` and at least one rival ran, ``a`` has the best mean of the contenders ``{a} + b``
+    that ran there (over seeds and coords; means equal to 9 significant digits tie, and a tie for the best counts
+    for ``a``): ``k of N`` data sets, judged against the paper's ``share`` (``all``, ``most`` or its own ``k/n``)
+    by :func:`_share_verdict`, chance being one over the number of contenders that ran on each data set.  A rival
+    that could not run on a data set (a cell the paper leaves empty, '-'; a method a block skips) is left out
+    there, as the papers count: a method is best among those with a result."""
     from . import stats  # here: the ledger job (gathering only) needs no scipy.stats
 
     share = parse_share(s.claim.get("share"), s.claim["id"])
     contenders = [s.a, *s.b]
     sub = s.df[s.df[s.column].isin(contenders)]
     means = sub.groupby(["dataset", s.column])[s.metric].mean().unstack(s.column)
-    means = means.dropna(axis=0, how="any") if set(contenders) <= set(means.columns) else means.iloc[:0]
+    rivals = [c for c in s.b if c in means.columns]
+    means = means[means[s.a].notna() & means[rivals].notna().any(axis=1)] if s.a in means and rivals else means.iloc[:0]
     if not len(means):
-        raise _NotTestable(f"no data set has results for all of {', '.join(contenders)}")
+        raise _NotTestable(f"no data set has results for {s.a} and one of {', '.join(s.b)}")
     # means equal to 9 significant digits tie; a tie for the best counts as best for a
     means = pd.DataFrame(stats.round_significant(means.to_numpy(float)), index=means.index, columns=means.columns)
     top = means.min(axis=1) if s.lower else means.max(axis=1)
@@ -887,15 +896,28 @@ def _best_on_most(s):
     best = (means.idxmin(axis=1) if s.lower else means.idxmax(axis=1)).where(~a_best, s.a)
     wins = sorted(best.index[a_best])
     k, n = len(wins), len(means)
-    verdict, p = _share_verdict(k, n, share, 1 / len(contenders))
+    ran = means.notna().sum(axis=1)
+    verdict, p = _share_verdict(k, n, share, (1 / ran).to_numpy() if (ran < len(contenders)).any()
+                                else 1 / len(contenders))
     others = ", ".join(f"{ds}: {best[ds]}" for ds in means.index if best[ds] != s.a)
+    missing = "; ".join(f"{ds}: {', '.join(c for c in contenders if c not in means or pd.isna(means.at[ds, c]))}"
+                        for ds in means.index[ran < len(contenders)])
     return {"ours": f"best {s.label} on {k} of {n} data sets (mean per data set; {s.direction}); the paper: "
                     f"{share[2]}",
             "effect": f"{k}/{n}", "p_value": p, "verdict": verdict,
             "test": f"best mean of {len(contenders)} per data set against the paper's share ({share[2]}); "
                     "one-sided binomial test against chance for a majority short of it",
             "evidence": f"{s.a} best on {', '.join(wins) or 'none'}" + (f"; elsewhere best: {others}" if others else "")
-                        + "."}
+                        + (f"; without a result, left out there: {missing}" if missing else "") + "."}
+
+
+def _poisson_binomial_sf(k, chances):
+    """P(K >= k) for K the number of successes of independent trials with these chances (exact, by convolution):
+    the one-sided test of ``k`` wins where each unit has its own chance."""
+    dist = np.array([1.0])
+    for c in chances:
+        dist = np.convolve(dist, [1.0 - c, c])
+    return float(min(1.0, dist[k:].sum()))
 
 
 def _matches_value(s):
@@ -1044,8 +1066,24 @@ def evaluate(claim, df, info=None):
     """One ledger row (a dict with :data:`COLUMNS`) for ``claim`` on its study's result table ``df``.
 
     ``df`` is None when the study did not run (verdict ``not run``); ``info`` gives the study's
-    ``metrics`` (``{name: [label, lower_is_better]}``), ``coords`` and ``block_cols``.
+    ``metrics`` (``{name: [label, lower_is_better]}``), ``coords`` and ``block_cols``.  A claim that names the
+    paper's table it rests on (``paper_table``) also gets the same rule's verdict on that table's printed numbers
+    (:mod:`nystrom_bench.paper_evidence`): in ``paper_value`` ("its own Table 1 under this rule: reproduced") and,
+    with the effect, at the end of the evidence.
     """
+    row = _evaluate(claim, df, info)
+    if claim.get("paper_table") and not claim.get("not_testable"):
+        from . import paper_evidence
+
+        own = paper_evidence.check(claim, info)
+        row["paper_value"] = f"{row['paper_value']} (its own {own['where']} under this rule: {own['verdict']})"
+        what = own["ours"] or own["evidence"]
+        row["evidence"] = (f"{row['evidence']} The paper's own {own['where']} under this rule (its printed means, one "
+                           f"block per cell): {own['verdict']}; {what}.")
+    return row
+
+
+def _evaluate(claim, df, info):
     row = _base(claim)
     if claim.get("not_testable"):
         return {**row, "verdict": "not testable", "evidence": str(claim["not_testable"])}
