@@ -30,6 +30,7 @@ LAYERS = [
     # SQLite bulk writer, SQLite client without MLflow
     {"stats", "tracking"},
     {"report"},
+    {"paper_evidence"},  # a paper's printed table read as a study's results (claims runs a claim's rule on it)
     {"claims"},
     {"findings"},
     {"html_report"},  # the Snakemake HTML report's figures and captions (reads findings' answer records)
@@ -95,7 +96,7 @@ def test_the_walker_sees_imports_inside_functions(tmp_path):
 # -- the generic layers never name a study kind or its labels (issue 38) ------------------------------------
 #: the generic layers: the services, the study layer's bases and what plans and runs the studies; the kinds'
 #: own code is in studies/<kind>/ (``advise`` is a mini-study of its own on the library, no reader of the kinds)
-GENERIC = {"methods", "sections", "studies", "tracking_layout", "tracking_bulk", "tracking_sqlite", "stats", "tracking", "report", "claims", "findings", "html_report",
+GENERIC = {"methods", "sections", "studies", "tracking_layout", "tracking_bulk", "tracking_sqlite", "stats", "tracking", "report", "claims", "paper_evidence", "findings", "html_report",
            "results", "config", "jobs", "cli"}
 #: words that are a kind's label and also a generic word of these layers, each with what it means there
 SAME_WORD = {

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nystrom_bench import claims, paper_evidence, papers, stats
+from nystrom_bench import claims, jobs, paper_evidence, papers, stats, studies
 
 #: claims whose rule the paper's own table does not pass, and why (each claim's note says so too)
 NOT_ON_ITS_OWN_TABLE = {
@@ -20,6 +20,13 @@ NOT_ON_ITS_OWN_TABLE = {
 
 def _on_tables():
     return [c for c in papers.all_claims() if c.get("paper_table")]
+
+
+def _check(claim):
+    """claims.paper_check with the study info an analysis job hands it (the tables' kind's)."""
+    got = paper_evidence.spec(claim)
+    kind = paper_evidence.kind(claim["paper_key"], got[0])
+    return claims.paper_check(claim, jobs.analysis_info(studies.get(kind), {"methods": {}}))
 
 
 def test_each_layout_reads_the_printed_cells():
@@ -43,7 +50,7 @@ def test_each_layout_reads_the_printed_cells():
     empty = [(ds, col) for ds, cells in printed.items() for col in papers.table("lan_aij2017", "table1")["columns"]
              if col not in cells]
     assert empty and all(
-        (ds, papers.table("lan_aij2017", "table1")["method_ids"][col]) not in l1.index for ds, col in empty)
+        (ds, papers.table("lan_aij2017", "table1")["as_results"]["method_ids"][col]) not in l1.index for ds, col in empty)
     assert set(l1.reset_index()["seed"]) == {0}  # one block per printed cell
 
 
@@ -55,7 +62,7 @@ def test_the_check_is_the_claim_s_rule_on_the_printed_numbers():
     us = np.array([v for ds in rows.values() for k in ds.values() for v in k["US"]])
     cs = np.array([v for ds in rows.values() for k in ds.values() for v in k["CS"]])
     c = stats.compare_pair(cs, us, True, "ratio", 0.95)
-    got = paper_evidence.check(claim)
+    got = _check(claim)
     assert got["where"] == "Table 1"
     assert got["verdict"] == ("reproduced" if c["ci_high"] <= 1.02 else "not reproduced")
     assert claims._effect_text(c) in got["ours"] and f"of {len(us)} blocks" in got["evidence"]
@@ -66,7 +73,7 @@ def test_the_paper_s_own_table_passes_the_claim_s_rule_or_the_note_says_why(clai
     """The calibration: a rule the paper's own numbers fail asks more than the paper showed (or the paper claims
     more than its table shows).  Every claim resting on a table passes on it, but for those listed above, whose
     notes say why."""
-    got = paper_evidence.check(claim)
+    got = _check(claim)
     want, why = NOT_ON_ITS_OWN_TABLE.get(claim["id"], ("reproduced", None))
     assert got["verdict"] == want, got["evidence"]
     if why:
@@ -92,12 +99,16 @@ def test_the_ledger_row_gives_the_paper_s_own_verdict_beside_ours():
 
 def test_a_table_spec_that_cannot_be_read_says_so():
     claim = next(c for c in papers.all_claims() if c["id"] == "rmse_decreases_with_m")
+    gnkr = jobs.analysis_info(studies.get("gnkr"), {"methods": {}})
     with pytest.raises(papers.PaperDataError, match="no table 'table9'"):
-        paper_evidence.check({**claim, "paper_table": "table9"})
+        claims.paper_check({**claim, "paper_table": "table9"}, gnkr)
     with pytest.raises(ValueError, match="names no table"):
-        paper_evidence.check({**claim, "paper_table": {"tables": []}})
+        claims.paper_check({**claim, "paper_table": {"tables": []}}, gnkr)
     with pytest.raises(papers.PaperDataError, match="no study kind"):
-        paper_evidence.check({**claim, "paper_table": "table2"})  # Table 2 lists the data sets' sizes
+        claims.paper_check({**claim, "paper_table": "table2"}, gnkr)  # Table 2 lists the data sets' sizes
+    selection = jobs.analysis_info(studies.get("selection"), {"methods": {}})
+    with pytest.raises(ValueError, match="name the tables of its own kind"):
+        claims.paper_check(claim, selection)
 
 
 def test_best_on_most_leaves_out_a_rival_without_a_result():

@@ -1073,14 +1073,37 @@ def evaluate(claim, df, info=None):
     """
     row = _evaluate(claim, df, info)
     if claim.get("paper_table") and not claim.get("not_testable"):
-        from . import paper_evidence
-
-        own = paper_evidence.check(claim, info)
+        own = paper_check(claim, info)
         row["paper_value"] = f"{row['paper_value']} (its own {own['where']} under this rule: {own['verdict']})"
         what = own["ours"] or own["evidence"]
         row["evidence"] = (f"{row['evidence']} The paper's own {own['where']} under this rule (its printed means, one "
                            f"block per cell): {own['verdict']}; {what}.")
     return row
+
+
+def paper_check(claim, info):
+    """The claim's rule on its paper's own table(s) (``paper_table``, :mod:`nystrom_bench.paper_evidence`): a ledger
+    row whose ``where`` names the tables ("Table I, Table II"), or None where the claim names no table.  ``info``:
+    the claim's study's metrics (with their directions), coords and block columns
+    (:func:`nystrom_bench.jobs.analysis_info`), whose kind must be the tables' kind."""
+    from . import paper_evidence, papers
+
+    got = paper_evidence.spec(claim)
+    if got is None:
+        return None
+    tables, datasets = got
+    key = claim["paper_key"]
+    kind = paper_evidence.kind(key, tables)
+    if (info or {}).get("kind", kind) != kind:
+        raise ValueError(f"claim {claim['id']!r}: paper_table {', '.join(tables)} read as results of kind {kind!r}, "
+                         f"its study {claim.get('study')!r} is of kind {info['kind']!r}; name the tables of its own "
+                         "kind")
+    own = {k: v for k, v in claim.items() if k not in ("paper_table", "note", "stand_ins", "not_testable")}
+    own["study"] = ", ".join(tables)
+    if datasets is not None:
+        own["datasets"] = list(datasets)
+    row = _evaluate(own, pd.concat([paper_evidence.frame(key, t) for t in tables], ignore_index=True), info)
+    return {**row, "where": ", ".join(papers.table(key, t)["where"].split(" (")[0] for t in tables)}
 
 
 def _evaluate(claim, df, info):

@@ -9,22 +9,23 @@ a table of its paper names it::
 (the dict form where the table names the claim's data sets otherwise than our registry does).  :func:`frame`
 turns the printed numbers into the rows a study of the table's ``kind`` writes -- one row per printed cell
 (data set x method x coordinate), ``seed`` 0, so that each cell is one block holding the paper's mean over its
-runs -- and :func:`check` evaluates the claim's own rule (test, margin, minimum effect, ``every:``, ``chain:``)
-on them.  The ledger gives that verdict beside ours (:func:`nystrom_bench.claims.evaluate`): where the paper's
+runs -- and :func:`nystrom_bench.claims.evaluate` runs the claim's own rule (test, margin, minimum effect,
+``every:``, ``chain:``) on them too, giving that verdict beside ours: where the paper's
 own table does not pass the rule, the rule asks more than the paper showed (a margin tighter than its own
 gaps, every data set where its table has exceptions), or the paper claims more than its table shows.  Either
 way a "not reproduced" on our results then says less about our results than it seems to, and the reader sees
 it.
 
-Three layouts are read, each declared in the table's data (``kind``: the study kind whose metrics and
-directions apply; ``layout`` describes the printed cells):
+A table declares how its cells read as results (``as_results``: the study ``kind`` whose metrics and directions
+apply, and what the printed numbers are); three layouts are read:
 
-- ``rows``/``m`` (Chen et al., NIPS 2016): data set -> kernel -> sampler -> one value per ``m``, times
-  ``scale``; the value is the table's ``metric``;
-- ``regression``/``classification`` (Ding et al., TNNLS 2020): data set -> method -> ``[MSE mean, sd, scale,
-  seconds]`` or ``[MCA %, seconds]``, under the table's ``criterion``;
-- ``data``/``columns`` (Lan, Zhang et al., AIJ 2017): data set -> printed column -> ``[error %, sd,
-  seconds]``, the columns named by ``method_ids``; a cell the paper leaves empty is absent.
+- ``rows``, nested data set -> ``levels`` -> one value per entry of the list ``over`` names (Chen et al., NIPS
+  2016: kernel -> sampler -> values per m), times ``factor`` (the printed scale), the value being ``metric``;
+- ``regression``/``classification``, data set -> method -> ``[mean, sd, scale, seconds]`` / ``[percent, seconds]``
+  (Ding et al., TNNLS 2020), the two results named by ``regression``/``classification``, under ``coords``;
+- ``data`` with ``columns``, data set -> printed column -> numbers named by ``values`` (``null``: not a result;
+  Lan, Zhang et al., AIJ 2017), the columns mapped to method labels by ``method_ids``; a cell the paper leaves
+  empty ('-': the method could not run) is absent.
 """
 
 from __future__ import annotations
@@ -33,7 +34,11 @@ import pandas as pd
 
 from . import papers
 
-__all__ = ["frame", "check", "spec"]
+__all__ = ["frame", "spec", "kind"]
+
+#: the regression/classification layout: a printed cell's numbers -> its two results
+_SECTIONS = {"regression": lambda v: (v[0] * v[2], v[3]),      # [mean, sd, scale, seconds]: mean x scale, seconds
+             "classification": lambda v: (v[0] / 100, v[1])}   # [percent, seconds]: a share, seconds
 
 
 def spec(claim):
@@ -53,61 +58,53 @@ def spec(claim):
 
 
 def frame(key, table_id):
-    """The printed cells of ``table_id`` of paper ``key`` as a result table (``study`` = the table's id)."""
+    """The printed cells of ``table_id`` of paper ``key`` as a result table (``study`` = the table's id, ``seed`` 0)."""
     t = papers.table(key, table_id)
-    if "rows" in t and "m" in t:
-        rows = [{"dataset": ds, "kernel": kernel, "method": sampler, "m": m, t["metric"]: v * t.get("scale", 1.0)}
-                for ds, kernels in t["rows"].items() for kernel, samplers in kernels.items()
-                for sampler, values in samplers.items() for m, v in zip(t["m"], values, strict=True)]
+    how = t.get("as_results")
+    if not how or "kind" not in how:
+        raise papers.PaperDataError(f"paper {key!r}, {table_id}: declares no study kind (as_results: {{kind: ...}}), "
+                                    "so it is no table of results this module reads")
+    coords = dict(how.get("coords") or {})
+    rows = []
+    if "rows" in t and how.get("over"):
+        levels, over, factor = list(how["levels"]), how["over"], float(how.get("factor", 1.0))
+
+        def walk(node, path):
+            if isinstance(node, dict):
+                for k, v in node.items():
+                    walk(v, [*path, k])
+                return
+            ds, *lv = path
+            rows.extend({"dataset": ds, **dict(zip(levels, lv, strict=True)), over: x, how["metric"]: v * factor}
+                        for x, v in zip(t[over], node, strict=True))
+
+        walk(t["rows"], [])
     elif "regression" in t or "classification" in t:
-        rows = [{"dataset": ds, "method": m, "criterion": t["criterion"], "test_mse": v[0] * v[2],
-                 "selection_seconds": v[3]}
-                for ds, cells in (t.get("regression") or {}).items() for m, v in cells.items() if m != "n"]
-        rows += [{"dataset": ds, "method": m, "criterion": t["criterion"], "test_accuracy": v[0] / 100,
-                  "selection_seconds": v[1]}
-                 for ds, cells in (t.get("classification") or {}).items() for m, v in cells.items() if m != "n"]
+        for section, read in _SECTIONS.items():
+            names = how.get(section)
+            for ds, cells in (t.get(section) or {}).items():
+                rows += [{"dataset": ds, "method": m, **dict(zip(names, read(v), strict=True))}
+                         for m, v in cells.items() if m != "n"]
     elif "data" in t and "columns" in t:
-        ids = t["method_ids"]
-        rows = [{"dataset": ds, "method": ids[col], "error": v[0], "seconds": v[2]}
+        ids, names = how["method_ids"], how["values"]
+        rows = [{"dataset": ds, "method": ids[col], **{n: x for n, x in zip(names, v, strict=True) if n}}
                 for ds, cells in t["data"].items() for col, v in cells.items()]
     else:
         raise papers.PaperDataError(f"paper {key!r}, {table_id}: a layout this module does not read "
-                                    "(rows/m, regression/classification or data/columns)")
-    return pd.DataFrame(rows).assign(study=table_id, seed=0)
+                                    "(rows with over, regression/classification or data/columns)")
+    return pd.DataFrame(rows).assign(**coords, study=table_id, seed=0)
 
 
-def check(claim, info=None):
-    """The claim's rule on its paper's own table(s): a ledger row (:func:`nystrom_bench.claims.evaluate`) or None
-    where the claim names no table.  The row's ``where`` names the tables ("Table 1, Table 3").  ``info``: the
-    claim's study's metrics, coords and block columns (:func:`nystrom_bench.jobs.analysis_info`) where that study is
-    of the tables' kind (an analysis job has them at hand); else the kind's own, from :mod:`nystrom_bench.studies`."""
-    from . import claims
-
-    got = spec(claim)
-    if got is None:
-        return None
-    tables, datasets = got
-    key = claim["paper_key"]
+def kind(key, tables):
+    """The study kind the tables ``tables`` of paper ``key`` read as (one for all of them)."""
+    kinds = set()
     for t in tables:
-        if "kind" not in papers.table(key, t):
-            raise papers.PaperDataError(f"paper {key!r}, {t}: declares no study kind ('kind:'), so it is no table of "
-                                        "results this module reads (layouts rows/m, regression/classification or "
-                                        "data/columns)")
-    kinds = {papers.table(key, t)["kind"] for t in tables}
+        how = papers.table(key, t).get("as_results") or {}
+        if "kind" not in how:
+            raise papers.PaperDataError(f"paper {key!r}, {t}: declares no study kind (as_results: {{kind: ...}}), "
+                                        "so it is no table of results this module reads")
+        kinds.add(how["kind"])
     if len(kinds) != 1:
-        raise ValueError(f"claim {claim['id']!r}: paper_table mixes tables of kinds {sorted(kinds)}")
-    kind = kinds.pop()
-    if not info or info.get("kind") != kind:
-        from . import studies
-
-        k = studies.get(kind)
-        info = {"kind": kind, "metrics": {m: list(v) for m, v in k.metrics.items()}, "coords": list(k.coords),
-                "block_cols": list(k.block_cols)}
-    info = {key_: info[key_] for key_ in ("kind", "metrics", "coords", "block_cols") if key_ in info}
-    df = pd.concat([frame(key, t) for t in tables], ignore_index=True)
-    own = {k: v for k, v in claim.items() if k not in ("paper_table", "note", "stand_ins", "not_testable")}
-    own["study"] = ", ".join(tables)
-    if datasets is not None:
-        own["datasets"] = list(datasets)
-    row = claims.evaluate(own, df, info)
-    return {**row, "where": ", ".join(papers.table(key, t)["where"].split(" (")[0] for t in tables)}
+        raise papers.PaperDataError(f"paper {key!r}: tables {', '.join(tables)} read as results of kinds "
+                                    f"{sorted(kinds)}: name tables of one kind")
+    return kinds.pop()
