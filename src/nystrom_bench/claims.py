@@ -1069,10 +1069,11 @@ def evaluate(claim, df, info=None):
     ``metrics`` (``{name: [label, lower_is_better]}``), ``coords`` and ``block_cols``.  A claim that names the
     paper's table it rests on (``paper_table``) also gets the same rule's verdict on that table's printed numbers
     (:mod:`nystrom_bench.paper_evidence`): in ``paper_value`` ("its own Table 1 under this rule: reproduced") and,
-    with the effect, at the end of the evidence.
+    with the effect, at the end of the evidence -- where ``info`` is at hand (not for a block that did not run).
     """
     row = _evaluate(claim, df, info)
-    if claim.get("paper_table") and not claim.get("not_testable"):
+    # the rule on the paper's own table needs the study's metrics and coords: not where the block did not run
+    if claim.get("paper_table") and not claim.get("not_testable") and (info or {}).get("metrics"):
         own = paper_check(claim, info)
         row["paper_value"] = f"{row['paper_value']} (its own {own['where']} under this rule: {own['verdict']})"
         what = own["ours"] or own["evidence"]
