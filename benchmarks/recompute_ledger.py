@@ -226,7 +226,7 @@ class Claim:
         self.chain = [key(x) for x in as_list(claim.get("chain", []))]  # better: each value against the one before
         self.transform(claim.get("transform"))
         vals = self.df[self.metric].dropna()
-        self.effect = "ratio" if len(vals) and bool((vals > 0).all()) else "difference"
+        self.effect = claim.get("effect") or ("ratio" if len(vals) and bool((vals > 0).all()) else "difference")
 
     def select(self, df):
         wanted = self.c.get("datasets")
@@ -372,6 +372,11 @@ def rule_better(s):
     # chain: [v1, ..., vk]: v2 against v1, ..., vk against v(k-1), in the rivals' place
     steps = [(hi, lo) for lo, hi in zip(s.chain[:-1], s.chain[1:], strict=True)] or [(s.a, r) for r in s.b]
     cs = [s.compare(r, a=a) for a, r in steps]
+    # no power: even the comparison with the most pairs, all one way, has an exact two-sided p above Holm's first
+    # level -- nothing can be shown, so not testable (rather than 'not reproduced')
+    n = max(c["n"] for c in cs)
+    if 2 * signed_rank_null(n)[0] > ALPHA / len(cs):
+        raise NotTestable(f"too few paired blocks to decide ({n})")
     m = float(s.c.get("min_effect", TIME_MIN_EFFECT if is_time(s.c.get("metric", "")) else 0.0))
     beaten = lost = 0
     for c, p in zip(cs, holm([c["p"] for c in cs]), strict=True):
@@ -402,6 +407,8 @@ def rule_no_worse(s):
     k = len(s.b)
     tol = float(s.c.get("tolerance", TIME_MIN_EFFECT if is_time(s.c.get("metric", "")) else NO_WORSE_MARGIN))
     cs = [s.compare(r, 1 - ALPHA / k) for r in s.b]
+    if not any(np.isfinite(c["hi"]) for c in cs):  # too few pairs for any interval at its level: nothing to decide
+        raise NotTestable(f"too few paired blocks to decide ({max(c['n'] for c in cs)})")
     within = worse = 0
     for c, p in zip(cs, holm([c["p"] for c in cs]), strict=True):
         c["p_holm"] = p
@@ -529,7 +536,10 @@ def rule_best_on_most(s):
     cont = [s.a, *s.b]
     sub = s.df[s.df[s.column].isin(cont)]
     means = sub.groupby(["dataset", s.column])[s.metric].mean().unstack(s.column).reindex(columns=cont)
-    means = means[means[s.a].notna() & means[list(s.b)].notna().any(axis=1)]
+    means = means[means[s.a].notna()]
+    if means.isna().all().any():  # a contender with no result anywhere a ran: a label the run lacks, no '-' cell
+        raise NotTestable(f"{list(means.columns[means.isna().all()])} have no result where {s.a!r} has one")
+    means = means[means[list(s.b)].notna().any(axis=1)]
     if not len(means):
         raise NotTestable(f"no data set has results for {s.a} and a rival")
     r = pd.DataFrame(round_sig(means.to_numpy(float)), index=means.index, columns=cont)

@@ -66,10 +66,32 @@ def test_no_worse_needs_the_interval_inside_the_margin():
 def test_no_worse_is_not_shown_by_a_non_significant_test():
     """Absence of evidence is not success (issue 34): few noisy pairs, no significant difference, but an
     interval far wider than the margin -- the old rule said reproduced."""
-    noisy = _frame({"a": 0.03, "b": 0.0}, n_seeds=2, datasets=("d1", "d2"), ms=(100,), noise=0.3, seed=3)
+    noisy = _frame({"a": 0.03, "b": 0.0}, n_seeds=4, datasets=("d1", "d2"), ms=(100,), noise=0.3, seed=3)
     row = claims.evaluate(_claim(rule="no_worse", metric="err", a="a", b="b", tolerance=0.05), noisy, INFO)
     assert row["verdict"] == "not reproduced"
     assert "within the margin (5%) of 0 of 1" in row["evidence"]
+
+
+@pytest.mark.parametrize(("rule", "n", "rivals", "verdict"), [
+    ("no_worse", 5, 1, "not testable"),       # a 95% interval needs 6 pairs (1/2^6 <= 0.025)
+    ("no_worse", 6, 1, "not reproduced"),     # 6 pairs: an interval, far wider than the margin here
+    ("no_worse", 6, 2, "not testable"),       # two rivals: 97.5% intervals need 7 pairs
+    ("better", 5, 1, "not testable"),         # the smallest two-sided signed-rank p on 5 pairs is 0.0625
+    ("better", 6, 1, "reproduced"),           # 6 of 6 one way: p = 0.031
+    ("better", 6, 2, "not testable"),         # Holm's first level 0.025 < 0.031
+])
+def test_a_test_without_the_blocks_to_decide_is_not_testable(rule, n, rivals, verdict):
+    """Too few blocks for the test ever to decide: not testable, saying why, rather than a 'not reproduced' that
+    could not have come out otherwise (four data sets cannot show a paired effect at 5%)."""
+    names = [f"r{i}" for i in range(rivals)]
+    effect = 0.0 if rule == "no_worse" else -0.5
+    df = _frame({"a": effect, **{r: 0.0 for r in names}}, n_seeds=n, datasets=("d1",), ms=(100,),
+                noise=0.3 if rule == "no_worse" else 0.001, seed=1)
+    row = claims.evaluate(_claim(rule=rule, metric="err", a="a", b=names), df, INFO)
+    assert row["verdict"] == verdict, row["evidence"]
+    if verdict == "not testable":
+        assert row["evidence"].startswith("too few paired blocks to decide: ")
+        assert f"on {n} pairs" in row["evidence"]
 
 
 def test_no_worse_is_scale_free_across_data_sets():

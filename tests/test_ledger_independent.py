@@ -177,7 +177,7 @@ def _comparisons(df, claim, confidence):
     df = _rows(df, claim)
     metric = claim["metric"]
     lower = LOWER[metric]
-    effect = "ratio" if (df[metric] > 0).all() else "difference"  # positive in every row of the claim
+    effect = claim.get("effect") or ("ratio" if (df[metric] > 0).all() else "difference")  # positive in every row
     if "chain" in claim:  # each value against the one before it
         steps = list(zip(claim["chain"][1:], claim["chain"][:-1], strict=True))
     else:
@@ -195,8 +195,17 @@ def _differs_by(est, min_effect):
     return est != 1 and (est <= 1 - min_effect or 1 / est <= 1 - min_effect)
 
 
+def _no_power(cs, level):
+    """SciPy's exact two-sided signed-rank p on the most pairs any comparison has, all of them one way (the
+    smallest p it can give), above ``level``: the rule has nothing to decide on -- not testable."""
+    n = max(c["n"] for c in cs)
+    return sps.wilcoxon(np.arange(1.0, n + 1), method="exact").pvalue > level
+
+
 def my_better(df, claim):
     cs, adj, lower = _comparisons(df, claim, 0.95)
+    if _no_power(cs, ALPHA / len(cs)):
+        return "not testable", np.nan, "", cs
     e = claim.get("min_effect", 0.10 if _is_time(claim["metric"]) else 0.0)
     beaten = lost = 0
     for c, p in zip(cs, adj, strict=True):
@@ -268,6 +277,8 @@ def my_no_worse(df, claim):
     k = len(claim["b"]) if isinstance(claim["b"], list) else 1
     tol = claim.get("tolerance", 0.10 if _is_time(claim["metric"]) else 0.02)
     cs, adj, lower = _comparisons(df, claim, 1 - ALPHA / k)
+    if all(np.isnan(c["ci_low"]) for c in cs):  # too few pairs for an interval at that level: nothing to decide
+        return "not testable", np.nan, "", cs
     within = worse = 0
     for c, p in zip(cs, adj, strict=True):
         one = 1.0 if c["effect"] == "ratio" else 0.0
@@ -332,6 +343,9 @@ def my_best_on_most(df, claim):
     lower = LOWER[claim["metric"]]
     k = n = 0
     chances = []
+    where_a = df.loc[df["method"] == claim["a"], "dataset"].unique()
+    if any(df[(df["method"] == m) & df["dataset"].isin(where_a)][claim["metric"]].isna().all() for m in contenders):
+        return "not testable", np.nan, "", None  # a contender with no result where a ran: a label the run lacks
     for _, g in df[df["method"].isin(contenders)].groupby("dataset"):
         means = {m: g.loc[g["method"] == m, claim["metric"]].mean() for m in contenders}
         means = {m: v for m, v in means.items() if not np.isnan(v)}  # a method without a result: left out here
@@ -561,6 +575,18 @@ def test_best_on_most_where_a_rival_did_not_run(tmp_path, monkeypatch, metric, n
     gone |= (df["method"] == "a") & (df["dataset"] == datasets[-1])        # a did not run on the last one
     _check(tmp_path, monkeypatch, df[~gone], {"rule": "best_on_most", "metric": metric, "a": "a", "b": ["b", "c"],
                                               "share": share})
+
+
+@pytest.mark.parametrize("gone", ["c", "a_sets"])
+def test_best_on_most_with_a_rival_absent_where_a_ran(tmp_path, monkeypatch, gone):
+    """A contender with no result on any data set where ``a`` ran (a label the run lacks) is not testable, not a
+    '-' cell left out everywhere."""
+    datasets = tuple(f"d{i}" for i in range(6))
+    df = _table(5, {"a": 0.0, "b": 0.0, "c": 0.05}, datasets=datasets, seeds=2)
+    drop = (df["method"] == "c") if gone == "c" else ((df["method"] == "c") & df["dataset"].isin(datasets[:3])) | (
+        (df["method"] == "a") & df["dataset"].isin(datasets[3:]))  # c only where a did not run
+    assert _check(tmp_path, monkeypatch, df[~drop], {"rule": "best_on_most", "metric": "err", "a": "a",
+                                                     "b": ["b", "c"], "share": "most"}) == "not testable"
 
 
 # -- matches_value -----------------------------------------------------------------------------------

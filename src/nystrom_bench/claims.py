@@ -38,6 +38,8 @@ A claim in ``papers/<key>.yaml`` (one list item under ``claims:``)::
       paper_number: 0.029                  # matches_value
       tolerance: 0.2                       # matches_value / no_worse / equivalent
       p: 0.5                               # slope_below: the threshold on the slope
+      effect: difference                   # optional: the paired effect (default: ratio where the metric is
+                                           # positive in every row, else difference)
       every: m                             # better / no_worse: the paper claims it at every value of this
                                            # coord (or block column, e.g. dataset)
       chain: [grid_10, grid_20, grid_40]   # better, instead of a and b: each value better than the one before
@@ -189,9 +191,10 @@ class _Setup:
         self.a = claim.get("a")
         self.b = [x for x in _as_list(claim.get("b", []))]
         self.chain = [x for x in _as_list(claim.get("chain", []))]
-        if self.chain and (self.a is not None or self.b or len(self.chain) < 2 or claim.get("rule") != "better"):
-            raise ValueError(f"claim {claim['id']!r}: chain: lists two values or more, in the order the claim says "
-                             "each improves on the one before, for rule better and without a or b")
+        if self.chain and (self.a is not None or self.b or len(self.chain) < 2 or claim.get("rule") != "better"
+                           or len(set(map(str, self.chain))) < len(self.chain) or claim.get("every")):
+            raise ValueError(f"claim {claim['id']!r}: chain: lists two values or more, each once, in the order the "
+                             "claim says each improves on the one before, for rule better, without a, b or every:")
         metrics = (info or {}).get("metrics", {})
         if self.metric not in metrics and self.metric not in df:
             raise ValueError(f"claim {claim['id']!r}: metric {self.metric!r} is not a metric of study "
@@ -426,7 +429,14 @@ class _Setup:
 
     @property
     def effect(self):
-        """``ratio`` where the metric is positive in every row of the claim, else ``difference``."""
+        """``ratio`` where the metric is positive in every row of the claim, else ``difference``; a claim's
+        ``effect:`` fixes it (the paper's own table then runs the test our results need: a table of means may be
+        positive everywhere where our blocks hold a zero)."""
+        pinned = self.claim.get("effect")
+        if pinned is not None:
+            if pinned not in ("ratio", "difference"):
+                raise ValueError(f"claim {self.claim['id']!r}: effect: {pinned!r} is not 'ratio' or 'difference'")
+            return pinned
         got = self.__dict__.get("_effect_of")
         if got is None or got[0] is not self.df or got[1] != self.metric:
             v = self.df[self.metric].dropna()
@@ -546,13 +556,16 @@ def _better(s):
     ``chain: [v1, v2, ..., vk]`` instead of ``a`` and ``b`` -- the paper claims a trend at every step ("the more
     samples, the closer"): the steps ``v2`` against ``v1``, ..., ``vk`` against ``v(k-1)`` take the rivals' place,
     with the same test, Holm over the steps and the same verdict: better at every step, reproduced; worse at one
-    step, not reproduced (the largest against each smaller alone would hide a step that goes the wrong way).
+    step, not reproduced (the largest against each smaller alone would hide a step that goes the wrong way).  A
+    chain takes no ``every:``, and its evidence names no subgroups (:func:`_subgroups` compares ``a`` with ``b``).
     """
     from . import stats  # here: the ledger job (gathering only) needs no scipy.stats
 
     if not s.b and not s.chain:
         raise ValueError(f"claim {s.claim['id']!r}: rule needs rivals 'b' (or a chain)")
     cs = [s.pairs(r, a=a) for a, r in s.steps()]
+    _can_decide(cs, ALPHA / len(cs), "the signed-rank test cannot reach p < {level:.3g} (its smallest p on {n} pairs "
+                "is {p:.3g})", lambda n: 2 * 0.5**n)
     adj = stats.holm([c["p"] for c in cs])
     min_eff = _min_effect(s)
     beaten = lost = 0
@@ -577,8 +590,6 @@ def _better(s):
         return _ratio_threshold(c, 1 / (1 - min_eff) if s.lower else 1 - min_eff)
 
     coord = s.claim.get("every")
-    if coord and s.chain:
-        raise ValueError(f"claim {s.claim['id']!r}: every: and chain: do not combine; keep one")
     if coord:
         def judge(c):  # ahead: the estimate the claimed way by the minimum effect, and a sign test agrees
             return _side(c, s.lower, min_eff) > 0 and _sign_p(c["better"], c["better"] + c["worse"]) < ALPHA
@@ -592,8 +603,25 @@ def _better(s):
     flag, where = ("", "") if s.chain else _subgroups(s, lambda c: _side(c, s.lower, min_eff) < 0, threshold, verdict)
     return {"ours": ours + flag, "effect": "; ".join(_effect_text(c) for c in cs), "p_value": float(max(adj)),
             "verdict": verdict, "test": test,
-            "evidence": f"{', '.join(bits).capitalize()}. " + levels + "; ".join(
+            "evidence": f"{_first_upper(', '.join(bits))}. " + levels + "; ".join(
                 _pair_words(s, c, p) for c, p in zip(cs, adj, strict=True)) + "." + where}
+
+
+def _can_decide(cs, level, why, smallest, **words):
+    """Not testable where no comparison of ``cs`` has the blocks to decide: ``smallest(n)``, the most extreme
+    probability the test can give on ``n`` paired blocks (``better``: the two-sided signed-rank test's smallest p,
+    ``2 / 2^n``; ``no_worse``: the tail an interval needs, ``1 / 2^n``), is above ``level`` (the Holm-adjusted level
+    of the first step, or the interval's tail) even for the comparison with the most blocks.  "Not reproduced" would
+    then report a test that could not have come out otherwise: four data sets cannot show a paired effect at 5%."""
+    n = max(c["n_pairs"] for c in cs)
+    if smallest(n) > level:
+        raise _NotTestable("too few paired blocks to decide: " + why.format(level=level, n=n, p=smallest(n), **words))
+
+
+def _first_upper(text):
+    """``text`` with its first character upper-case and the rest as it is (``str.capitalize`` lower-cases method
+    names: "1 significantly better than us" for US)."""
+    return text[:1].upper() + text[1:]
 
 
 def _sign_p(k, n):
@@ -778,6 +806,8 @@ def _no_worse(s):
     tol = float(s.claim.get("tolerance", TIME_MIN_EFFECT if is_time(s.claim.get("metric", "")) else NO_WORSE_MARGIN))
     conf = 1 - ALPHA / k
     cs = [s.pairs(r, conf) for r in s.b]
+    _can_decide(cs, (1 - conf) / 2, "no {conf:.4g}% interval can be formed on {n} pairs (it needs the chance of all "
+                "of them one way, {p:.3g}, at most {level:.3g})", lambda n: 0.5**n, conf=100 * conf)
     adj = stats.holm([c["p"] for c in cs])
     within = worse = 0
     for c, p in zip(cs, adj, strict=True):
@@ -884,9 +914,14 @@ def _best_on_most(s):
     share = parse_share(s.claim.get("share"), s.claim["id"])
     contenders = [s.a, *s.b]
     sub = s.df[s.df[s.column].isin(contenders)]
-    means = sub.groupby(["dataset", s.column])[s.metric].mean().unstack(s.column)
-    rivals = [c for c in s.b if c in means.columns]
-    means = means[means[s.a].notna() & means[rivals].notna().any(axis=1)] if s.a in means and rivals else means.iloc[:0]
+    means = sub.groupby(["dataset", s.column])[s.metric].mean().unstack(s.column).reindex(columns=contenders)
+    ran = means[means[s.a].notna()]
+    # a contender without a result on any data set where a ran is no '-' cell but a label the run lacks
+    absent = [c for c in contenders if not ran[c].notna().any()]
+    if absent:
+        raise _NotTestable(f"{s.column} = {', '.join(map(repr, absent))} has no result on a data set where {s.a!r} "
+                           f"has one (values: {', '.join(sorted(map(str, s.df[s.column].unique())))})")
+    means = ran[ran[list(s.b)].notna().any(axis=1)]
     if not len(means):
         raise _NotTestable(f"no data set has results for {s.a} and one of {', '.join(s.b)}")
     # means equal to 9 significant digits tie; a tie for the best counts as best for a
@@ -905,8 +940,9 @@ def _best_on_most(s):
     return {"ours": f"best {s.label} on {k} of {n} data sets (mean per data set; {s.direction}); the paper: "
                     f"{share[2]}",
             "effect": f"{k}/{n}", "p_value": p, "verdict": verdict,
-            "test": f"best mean of {len(contenders)} per data set against the paper's share ({share[2]}); "
-                    "one-sided binomial test against chance for a majority short of it",
+            "test": f"best mean among the contenders that ran on each data set (up to {len(contenders)}) against the "
+                    f"paper's share ({share[2]}); for a majority short of it, a one-sided test against chance (one over "
+                    "the contenders that ran on each data set: a binomial, or Poisson-binomial where some did not run)",
             "evidence": f"{s.a} best on {', '.join(wins) or 'none'}" + (f"; elsewhere best: {others}" if others else "")
                         + (f"; without a result, left out there: {missing}" if missing else "") + "."}
 
@@ -1074,7 +1110,12 @@ def evaluate(claim, df, info=None):
     row = _evaluate(claim, df, info)
     # the rule on the paper's own table needs the study's metrics and coords: not where the block did not run
     if claim.get("paper_table") and not claim.get("not_testable") and (info or {}).get("metrics"):
-        own = paper_check(claim, info)
+        try:
+            own = paper_check(claim, info)
+        except (ValueError, KeyError, TypeError) as exc:  # a side check: it never takes the verdict on our results
+            log.warning("claim %s: its paper table could not be read under its rule: %s", claim["id"], exc)
+            row["evidence"] = f"{row['evidence']} The paper's own table could not be read under this rule: {exc}."
+            return row
         row["paper_value"] = f"{row['paper_value']} (its own {own['where']} under this rule: {own['verdict']})"
         what = own["ours"] or own["evidence"]
         row["evidence"] = (f"{row['evidence']} The paper's own {own['where']} under this rule (its printed means, one "
@@ -1095,10 +1136,10 @@ def paper_check(claim, info):
     tables, datasets = got
     key = claim["paper_key"]
     kind = paper_evidence.kind(key, tables)
-    if (info or {}).get("kind", kind) != kind:
+    if (info or {}).get("kind") != kind:
         raise ValueError(f"claim {claim['id']!r}: paper_table {', '.join(tables)} read as results of kind {kind!r}, "
-                         f"its study {claim.get('study')!r} is of kind {info['kind']!r}; name the tables of its own "
-                         "kind")
+                         f"its study {claim.get('study')!r} is of kind {(info or {}).get('kind')!r}; name the tables "
+                         "of its own kind")
     own = {k: v for k, v in claim.items() if k not in ("paper_table", "note", "stand_ins", "not_testable")}
     own["study"] = ", ".join(tables)
     if datasets is not None:

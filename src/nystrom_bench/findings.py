@@ -912,7 +912,8 @@ def claim_questions(ledger, records, claims=None, questions=None):
             out[i] = over[:1]
             continue
         column = c.get("column", "method")
-        named = {_key(v) for v in [c.get("a"), *(c.get("b") if isinstance(c.get("b"), list) else [c.get("b")])]
+        named = {_key(v) for v in [c.get("a"), *(c.get("b") if isinstance(c.get("b"), list) else [c.get("b")]),
+                                   *(c.get("chain") or [])]  # a chain's values are its contenders
                  if v is not None}
         found = []
         for r in records:

@@ -76,7 +76,7 @@ def frame(key, table_id):
                 return
             ds, *lv = path
             rows.extend({"dataset": ds, **dict(zip(levels, lv, strict=True)), over: x, how["metric"]: v * factor}
-                        for x, v in zip(t[over], node, strict=True))
+                        for x, v in zip(t[over], node, strict=True) if v is not None)  # null: a cell left empty
 
         walk(t["rows"], [])
     elif "regression" in t or "classification" in t:
@@ -84,11 +84,11 @@ def frame(key, table_id):
             names = how.get(section)
             for ds, cells in (t.get(section) or {}).items():
                 rows += [{"dataset": ds, "method": m, **dict(zip(names, read(v), strict=True))}
-                         for m, v in cells.items() if m != "n"]
+                         for m, v in cells.items() if m != "n" and v is not None and None not in v]
     elif "data" in t and "columns" in t:
         ids, names = how["method_ids"], how["values"]
         rows = [{"dataset": ds, "method": ids[col], **{n: x for n, x in zip(names, v, strict=True) if n}}
-                for ds, cells in t["data"].items() for col, v in cells.items()]
+                for ds, cells in t["data"].items() for col, v in cells.items() if v is not None]
     else:
         raise papers.PaperDataError(f"paper {key!r}, {table_id}: a layout this module does not read "
                                     "(rows with over, regression/classification or data/columns)")
