@@ -543,6 +543,8 @@ def test_a_chain_tests_every_step_against_the_one_before():
     {"chain": ["g1"]},
     {"chain": ["g1", "g2"], "rule": "no_worse"},
     {"chain": ["g1", "g2"], "every": "m"},
+    {"chain": ["g1", "g2", "g2"]},
+    {"chain": ["g1", "gX"], "every": "m"},   # refused as a config error before any value is looked up
 ])
 def test_a_chain_that_cannot_be_read_is_refused_with_the_fix(bad):
     df = _frame({"g1": 0.0, "g2": -0.1})
