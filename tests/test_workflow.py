@@ -559,6 +559,8 @@ def test_claims_ledger_recomputed_with_plain_scipy(workdir):
 
     def better(df, metric, a, b, lower=True, min_effect=0.0):
         w = wide(df, metric)[[a, b]].dropna()
+        if 2 * 0.5 ** len(w) > 0.05:  # the signed-rank test cannot reach 5% on so few blocks
+            return "not testable"
         c = compare(w[a].to_numpy(), w[b].to_numpy(), lower, "ratio")
         est = c["estimate"] if lower else 1 / c["estimate"]
         beaten = c["p"] < 0.05 and est <= 1 - min_effect and est != 1
@@ -572,6 +574,8 @@ def test_claims_ledger_recomputed_with_plain_scipy(workdir):
     within = c["ci_low"] >= 1 - 0.02  # the 2% equivalence margin, one rival: a 95% interval
     worse = c["p"] < 0.05 and c["estimate"] < 1 - 0.02
     expected = "reproduced" if within else "not reproduced" if worse or not within else "partly reproduced"
+    if c["ci_low"] != c["ci_low"]:  # NaN: too few blocks for a 95% interval, nothing to decide
+        expected = "not testable"
     assert led.loc["krc_rls_no_worse_than_exact", "verdict"] == expected
     # each study's own claims went to its report's page one
     own = pd.read_csv(workdir / "results/krr/claims.csv")
