@@ -189,3 +189,19 @@ def test_best_on_most_leaves_out_a_rival_without_a_result():
     row = claims.evaluate({**claim, "b": ["b", "zz"]}, pd.DataFrame(rows), info)
     assert row["verdict"] == "not testable" and "method = 'zz' has no result on a data set where 'a' has one" in \
         row["evidence"]
+
+
+def test_the_findings_count_the_rules_that_pass_on_the_papers_own_tables():
+    """The ledger's paper_own column feeds one sentence of FINDINGS.md and the summary PDF."""
+    from nystrom_bench import findings
+
+    ledger = pd.DataFrame({"paper_own": ["reproduced", "", "reproduced", "not testable", None]})
+    assert findings._own_table_sentence(ledger) == (
+        " Of the 3 claims that rest on a table of their paper, 2 pass their rule on the paper's own numbers "
+        "(1 not testable: the paper column says which).")
+    assert findings._own_table_sentence(pd.DataFrame({"paper_own": ["", None]})) == ""
+    claim = next(c for c in papers.all_claims() if c["id"] == "rmse_decreases_with_m")
+    ours = paper_evidence.frame("chen_nips2016", "table1").assign(study="gnkr")
+    info = {"kind": "gnkr", "metrics": {"test_rmse_best": ["Test RMSE", True]}, "coords": ["m"],
+            "block_cols": ["dataset", "kernel", "seed"]}
+    assert claims.ledger([claim], {"gnkr": ours}, {"gnkr": info})["paper_own"].tolist() == ["reproduced"]

@@ -126,7 +126,7 @@ __all__ = ["COLUMNS", "RULES", "evaluate", "ledger", "write_ledger", "verdict_co
 
 #: the ledger's columns, in order
 COLUMNS = ["paper", "claim_id", "claim", "where", "paper_value", "ours", "test", "p_value", "effect", "verdict",
-           "evidence", "study", "question"]
+           "evidence", "study", "question", "paper_own"]
 ALPHA = 0.05
 log = logging.getLogger(__name__)
 
@@ -1095,7 +1095,8 @@ def _base(claim):
     return {"paper": claim.get("paper", ""), "claim_id": claim["id"], "claim": claim["claim"],
             "where": claim["where"], "paper_value": str(claim.get("paper_value", "")), "study": claim["study"],
             "ours": "", "test": "", "p_value": float("nan"), "effect": "", "verdict": "", "evidence": "",
-            "question": ",".join(_as_list(claim.get("answers", [])))}
+            "question": ",".join(_as_list(claim.get("answers", []))),
+            "paper_own": ""}  # the rule's verdict on the paper's own table (paper_table), where it names one
 
 
 def evaluate(claim, df, info=None):
@@ -1117,6 +1118,7 @@ def evaluate(claim, df, info=None):
             row["evidence"] = f"{row['evidence']} The paper's own table could not be read under this rule: {exc}."
             return row
         row["paper_value"] = f"{row['paper_value']} (its own {own['where']} under this rule: {own['verdict']})"
+        row["paper_own"] = own["verdict"]
         what = own["ours"] or own["evidence"]
         row["evidence"] = (f"{row['evidence']} The paper's own {own['where']} under this rule (its printed means, one "
                            f"block per cell): {own['verdict']}; {what}.")

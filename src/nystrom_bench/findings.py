@@ -1157,6 +1157,20 @@ def _md_table(df, cols):
     return rows + ["| " + " | ".join(_md_cell(r[c]) for c in cols) + " |" for _, r in df.iterrows()]
 
 
+def _own_table_sentence(ledger):
+    """The calibration of the rules, a sentence after the verdict counts (the ledger's ``paper_own``): "Of the 19
+    claims that rest on a table of their paper, 16 pass their rule on the paper's own numbers (...)"; empty where
+    no claim names a table."""
+    own = ledger["paper_own"].fillna("").astype(str) if "paper_own" in ledger else pd.Series(dtype=str)
+    own = own[own != ""]
+    if not len(own):
+        return ""
+    rest = "; ".join(f"{n} {v}" for v, n in own[own != "reproduced"].value_counts().items())
+    return (f" Of the {len(own)} claims that rest on a table of their paper, {int((own == 'reproduced').sum())} pass "
+            f"their rule on the paper's own numbers" + (f" ({rest}: the paper column says which)" if rest else "")
+            + ".")
+
+
 def markdown(found, ledger, provenance_line=""):
     """The findings as Markdown (``reports/FINDINGS.md``): verdicts per paper, headline claims, answers,
     the practitioner's guide, then every claim (the README's snapshot stops before that last part).
@@ -1167,7 +1181,7 @@ def markdown(found, ledger, provenance_line=""):
     counts = ", ".join(f"{n} {v}" for v, n in found["counts"].items())
     out += [f"**{len(ledger)} claims of the five papers and of this project: {counts}.** Each verdict comes "
             "from the paired test (or count, or tolerance) its claim declares in "
-            "`src/nystrom_bench/papers/<paper>.yaml`.", ""]
+            "`src/nystrom_bench/papers/<paper>.yaml`." + _own_table_sentence(ledger), ""]
     if len(ledger):
         bp = by_paper(ledger)
         out += _md_table(bp, list(bp.columns)) + ["", "Headline claims tested in this run:", ""]
@@ -1360,7 +1374,8 @@ def summary_pdf(ledger_csv, answers_jsons, result_csvs, infos, title, out_pdf, f
     doc.para(line, size=7)
     counts = ", ".join(f"{n} {v}" for v, n in found["counts"].items())
     doc.para(f"{len(ledger)} claims of the five papers and of this project, verdicts computed from this run's "
-             f"results by the test each claim calls for: {counts} (per paper: appendix A).", size=8, style="B")
+             f"results by the test each claim calls for: {counts} (per paper: appendix A)."
+             + _own_table_sentence(ledger), size=8, style="B")
     doc.heading("Answers", keep=20)
     doc.para(ANSWERS_NOTE.replace("`", "'") + " Tests and p-values: appendix B.", size=6.8)
     widths = (19, 33, 55, 44, 24, 11)
