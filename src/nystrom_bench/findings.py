@@ -1284,7 +1284,7 @@ def headline(ledger, per_paper=3):
     """Up to ``per_paper`` tested claims of each paper: paired tests and counts over data sets before
     single numbers, in the paper file's order."""
     tested = ledger[~ledger["verdict"].isin(["not run", "not testable"])]
-    kind = tested["test"].fillna("").str.startswith("mean over").astype(int)  # matches_value last
+    kind = tested["test"].fillna("").astype(str).str.startswith("mean over").astype(int)  # matches_value last
     order = tested.assign(_k=kind, _i=range(len(tested))).sort_values(["_k", "_i"])
     return order.groupby("paper", sort=False).head(per_paper).sort_values("_i").drop(columns=["_k", "_i"])
 
