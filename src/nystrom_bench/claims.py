@@ -76,7 +76,8 @@ rule's exact definition is its function's docstring (docs/guide/verdicts.md, "Ho
     significantly worse beyond it: not reproduced; else partly.  A non-significant test alone
     never counts.  ``every: dataset`` (a claim "on every data set"): also within the margin of
     every rival on each value's blocks alone; worse beyond it at one (a sign test beyond the
-    margin, Holm over the values and rivals): not reproduced; neither at one: partly.  For this rule and ``better``, the evidence also names the
+    margin, Holm over the values and rivals): not reproduced; neither at one: partly.  For this rule and ``better``,
+    the evidence also names the
     subgroups (a data set, kernel or coord value) where ``a`` is worse all the same, Holm-adjusted
     over those checked (:func:`_subgroups`); the verdict stands.
 ``best_on_most`` (:func:`_best_on_most`)
@@ -550,7 +551,8 @@ def _better(s):
     one-sided test, as the claim says which way: a two-sided Wilcoxon test on 5 seeds cannot reach p < 0.05,
     its smallest p being 0.0625).  Reproduced: every rival beaten and
     ``a`` ahead of every rival at every value.  Not reproduced: as above, or ``a`` behind some rival at
-    some value.  Partly: otherwise (:func:`_every_level`).  A pooled test alone would hide a reversal: a method 3x faster at four values
+    some value.  Partly: otherwise (:func:`_every_level`).  A pooled test alone would hide a reversal: a method 3x
+    faster at four values
     and 4x slower at the fifth passes it on some runs and fails it on others.
 
     ``chain: [v1, v2, ..., vk]`` instead of ``a`` and ``b`` -- the paper claims a trend at every step ("the more
@@ -685,8 +687,7 @@ def _every_level(s, coord, judge, threshold, worse, good="ahead", bad="behind", 
         short += f"; {bad} at " + _values(coord, [f"{v} ({'; '.join(bad_words[v])})" for v in by[bad]], 3)
     if by["not shown"]:
         short += "; not shown at " + _values(coord, by["not shown"], 3)
-    beyond = "the minimum effect" if bad == "behind" else "the margin"
-    holm = f" ({bad}: one-sided sign tests beyond {beyond}, Holm over {len(tested)} values x rivals)"
+    holm = f" ({bad}: one-sided sign tests beyond {_threshold_words(s)}, Holm over {len(tested)} values x rivals)"
     return (len(by[bad]), len(by["not shown"]), f"At every {coord}{holm}: {s.a} " + "; ".join(per_rival) + ". ",
             short)
 
@@ -716,6 +717,11 @@ def _holm_beyond(s, comparisons, threshold):
     return stats.holm([_beyond_p(c, threshold(c), s.lower) for c in comparisons]) if comparisons else []
 
 
+def _threshold_words(s):
+    """What a rule's bad side lies beyond, in words: ``better``'s minimum effect, ``no_worse``'s margin."""
+    return "the minimum effect" if s.claim.get("rule") == "better" else "the margin"
+
+
 def _ratio_threshold(c, bound):
     """``bound`` (a ratio a / b, or a difference) in the units of ``c["d"]``."""
     return float(np.log(bound)) if c["effect"] == "ratio" else float(bound)
@@ -731,7 +737,8 @@ def _subgroups(s, worse, threshold, verdict):
     the minimum effect for ``better``, beyond the margin for ``no_worse``) and ``a`` is beyond that threshold
     (``threshold(comparison)``, as in :func:`_every_level`) in so many of its blocks that a one-sided sign test,
     Holm-adjusted over every subgroup checked, gives p < 0.05 -- so that searching 60 subgroups does not find a
-    loss by chance, and a subgroup just inside the margin is not named because its estimate drifts past it.  The verdict is unchanged; the evidence names each such subgroup, and ``ours`` the first three
+    loss by chance, and a subgroup just inside the margin is not named because its estimate drifts past it.  The
+    verdict is unchanged; the evidence names each such subgroup, and ``ours`` the first three
     after a positive verdict ("; but worse at dataset = diabetes (+86%)")."""
 
     tests = []
@@ -748,9 +755,9 @@ def _subgroups(s, worse, threshold, verdict):
     vs = (lambda r: "") if len(s.b) == 1 else (lambda r: f" vs {r}")
     words = [f"{coord} = {v} ({_change(c, c['estimate'])}{vs(r)}, worse in {_beyond_count(c, threshold(c), s.lower)} "
              f"of {c['n_pairs']} blocks, p = {_fmt_p(p)})" for (coord, v, r, c), p in hits]
-    beyond = "the minimum effect" if s.claim.get("rule") == "better" else "the margin"
-    where = (f" Subgroups where {s.a} is worse (one-sided sign tests beyond {beyond} on each subgroup's blocks, Holm "
-             f"over the {len(tests)} subgroups checked; the verdict is the pooled test's): " + "; ".join(words) + ".")
+    where = (f" Subgroups where {s.a} is worse (one-sided sign tests beyond {_threshold_words(s)} on each "
+             f"subgroup's blocks, Holm over the {len(tests)} subgroups checked; the verdict is the pooled test's): "
+             + "; ".join(words) + ".")
     if verdict not in ("reproduced", "partly reproduced", "better than the paper"):
         return "", where
     short = [f"{coord} = {v} ({_change(c, c['estimate'])}{vs(r)})" for (coord, v, r, c), _ in hits[:3]]
@@ -781,7 +788,8 @@ def _no_worse(s):
     ``1 - tolerance`` where higher is better); for a difference effect (a metric that is zero or
     negative somewhere) the margin is ``tolerance`` times the rival's median absolute value over the
     blocks, in the metric's units.  The interval's level is ``1 - 0.05 / k`` for ``k`` rivals (Bonferroni): a
-    one-sided non-inferiority test at 2.5% / k per rival, 2.5% over all of them.  ``a`` is *worse* than a rival when the Wilcoxon test
+    one-sided non-inferiority test at 2.5% / k per rival, 2.5% over all of them.  ``a`` is *worse* than a rival when
+    the Wilcoxon test
     is significant (Holm) and the estimate lies beyond the margin.  Reproduced: within the margin
     of every rival.  Not reproduced: worse than some rival, or within the margin of none.  Partly:
     within the margin of some, not shown for the rest.  A non-significant test alone never counts:
@@ -793,7 +801,8 @@ def _no_worse(s):
     (the margin of a difference: ``tolerance`` times the rival's median there); *worse* where the estimate lies
     beyond the margin and ``a`` is beyond the margin in so many of the value's blocks that a one-sided sign
     test, Holm-adjusted over every value and rival, gives p < 0.05 (a value just inside the margin whose
-    estimate drifts past it is not worse); else *not shown* (too few blocks for the interval, or noise).  Reproduced: within the margin of
+    estimate drifts past it is not worse); else *not shown* (too few blocks for the interval, or noise).
+    Reproduced: within the margin of
     every rival pooled and at every value.  Not reproduced: as above, or worse than some rival at some value.
     Partly: otherwise (:func:`_every_level`).  No multiplicity correction is needed for "within at every value"
     (an intersection-union test: each value at the pooled level).
@@ -931,18 +940,18 @@ def _best_on_most(s):
     best = (means.idxmin(axis=1) if s.lower else means.idxmax(axis=1)).where(~a_best, s.a)
     wins = sorted(best.index[a_best])
     k, n = len(wins), len(means)
-    ran = means.notna().sum(axis=1)
-    verdict, p = _share_verdict(k, n, share, (1 / ran).to_numpy() if (ran < len(contenders)).any()
-                                else 1 / len(contenders))
+    present = means.notna().sum(axis=1)  # contenders with a result, per data set: its chance is one over them
+    verdict, p = _share_verdict(k, n, share, (1 / present).to_numpy())
     others = ", ".join(f"{ds}: {best[ds]}" for ds in means.index if best[ds] != s.a)
-    missing = "; ".join(f"{ds}: {', '.join(c for c in contenders if c not in means or pd.isna(means.at[ds, c]))}"
-                        for ds in means.index[ran < len(contenders)])
+    missing = "; ".join(f"{ds}: {', '.join(c for c in contenders if pd.isna(means.at[ds, c]))}"
+                        for ds in means.index[present < len(contenders)])
     return {"ours": f"best {s.label} on {k} of {n} data sets (mean per data set; {s.direction}); the paper: "
                     f"{share[2]}",
             "effect": f"{k}/{n}", "p_value": p, "verdict": verdict,
             "test": f"best mean among the contenders that ran on each data set (up to {len(contenders)}) against the "
-                    f"paper's share ({share[2]}); for a majority short of it, a one-sided test against chance (one over "
-                    "the contenders that ran on each data set: a binomial, or Poisson-binomial where some did not run)",
+                    f"paper's share ({share[2]}); for a majority short of it, a one-sided test against chance (one "
+                    "over the contenders that ran on each data set: a binomial, or Poisson-binomial where some did "
+                    "not run)",
             "evidence": f"{s.a} best on {', '.join(wins) or 'none'}" + (f"; elsewhere best: {others}" if others else "")
                         + (f"; without a result, left out there: {missing}" if missing else "") + "."}
 
